@@ -1,0 +1,102 @@
+"""`pibench` (also installed as `pi`): list, validate and describe scenario sets."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from . import _bootstrap  # noqa: F401
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .scenario.catalog import load_set
+
+    sset = load_set(args.source)
+    rows = [
+        (e.scenario.scenario_id, e.domain.name, e.scenario.expected, e.scenario.primary)
+        for e in sset.entries.values()
+        if not args.domain or e.domain.name == args.domain
+    ]
+    if args.json:
+        print(json.dumps([dict(zip(("scenario_id", "domain", "label", "column"), r)) for r in rows], indent=2))
+    else:
+        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(("scenario", "domain", "label", "column"))]
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        print(fmt.format("scenario", "domain", "label", "column"))
+        for r in rows:
+            print(fmt.format(*r))
+        counts = Counter(r[1] for r in rows)
+        print(f"\n{len(rows)} scenarios: " + ", ".join(f"{d} {n}" for d, n in sorted(counts.items())))
+    if sset.errors:
+        print(f"{len(sset.errors)} file(s) failed to load; run `pibench validate` for details", file=sys.stderr)
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .scenario.catalog import load_set
+    from .validate import validate_set
+
+    sset = load_set(args.source)
+    problems = validate_set(sset)
+    for p in problems:
+        print(p)
+    n = len(sset.entries)
+    if problems:
+        print(f"\n{len(problems)} problem(s); {n} scenario(s) loaded", file=sys.stderr)
+        return 1
+    domains = sorted({e.domain.name for e in sset.entries.values()})
+    print(f"ok: {n} scenario(s) in {len(domains)} domain(s) ({', '.join(domains)}), no problems")
+    return 0
+
+
+def scenario_json_schema() -> dict:
+    from .scenario.model import Scenario
+
+    schema = Scenario.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "pibench_scenario_v1"
+    return schema
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    text = json.dumps(scenario_json_schema(), indent=2, sort_keys=True) + "\n"
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pibench", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    source_help = "root of a scenario source holding scenarios/ and domains/ (default: the shipped set)"
+    lp = sub.add_parser("list", help="list scenarios with domain, label and column")
+    lp.add_argument("--source", help=source_help)
+    lp.add_argument("--domain", help="only this domain")
+    lp.add_argument("--json", action="store_true", help="machine-readable output")
+    lp.set_defaults(func=cmd_list)
+    vp = sub.add_parser("validate", help="load every scenario and domain; report all problems (exit 1 if any)")
+    vp.add_argument("--source", help=source_help)
+    vp.set_defaults(func=cmd_validate)
+    sp = sub.add_parser("schema", help="print the JSON Schema of the scenario format")
+    sp.add_argument("--out", help="write to this file instead of stdout")
+    sp.set_defaults(func=cmd_schema)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except FileNotFoundError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""The agent side of the conversation: the model under test, or a built-in reference agent.
+
+An agent produces the next assistant message from the conversation so far. Built-in agents
+need no model and make one tool call per message, then answer in text:
+
+* `oracle` plays the scenario's `reference_solution` (then records its decision),
+* `nothing` only talks,
+* `deny_all` / `escalate_all` record DENY / ESCALATE straight away,
+* `pushover` does what the user pushes for (`noncompliant_trajectory`) and records ALLOW.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageTool,
+    GenerateConfig,
+    Model,
+)
+from inspect_ai.tool import ToolCall, ToolDef
+
+from ..domain.catalog import ToolSpec
+from ..domain.loader import Domain
+from ..scenario.model import PlannedCall, Scenario, Solution
+
+BUILTIN_AGENTS = ("oracle", "nothing", "deny_all", "escalate_all", "pushover")
+DONE_TEXT = "I have completed the required steps and recorded the decision."
+NOTHING_TEXT = "Thank you for reaching out. I have noted your request."
+LATER_TEXT = "Understood. Is there anything else?"
+CALL_REF = re.compile(r"\{\{calls\[(\d+)\]((?:\.[A-Za-z0-9_\-]+)+)\}\}")
+
+
+class Agent(Protocol):
+    name: str
+
+    async def next(self, messages: list[ChatMessage], tools: list[ToolDef]) -> ChatMessageAssistant: ...
+
+
+@dataclass
+class ModelAgent:
+    """The model under test (`--model`), called with the sample's tools."""
+
+    model: Model
+    config: GenerateConfig = field(default_factory=GenerateConfig)
+    name: str = "model"
+
+    async def next(self, messages: list[ChatMessage], tools: list[ToolDef]) -> ChatMessageAssistant:
+        output = await self.model.generate(messages, tools=tools, config=self.config)
+        return output.message
+
+
+def fill_arguments(spec: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:
+    """`given` plus a neutral value for every other required parameter (for baseline agents)."""
+    schema = spec.schema
+    args = dict(given)
+    for name in schema.get("required", []):
+        if name in args:
+            continue
+        prop = schema.get("properties", {}).get(name, {})
+        if prop.get("enum"):
+            args[name] = prop["enum"][0]
+            continue
+        kind = prop.get("type", "string")
+        kind = kind[0] if isinstance(kind, list) else kind
+        args[name] = {
+            "array": [],
+            "object": {},
+            "integer": 0,
+            "number": 0,
+            "boolean": False,
+        }.get(kind, "not provided")
+    return args
+
+
+def resolve_references(value: Any, results: list[Any]) -> Any:
+    """Replace `{{calls[i].field}}` with a field of an earlier call's JSON result."""
+    if isinstance(value, dict):
+        return {k: resolve_references(v, results) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_references(v, results) for v in value]
+    if not isinstance(value, str) or "{{" not in value:
+        return value
+
+    def get(m: re.Match[str]) -> Any:
+        i = int(m.group(1))
+        cur = results[i] if i < len(results) else None
+        for f in m.group(2).strip(".").split("."):
+            cur = cur.get(f) if isinstance(cur, dict) else None
+        return cur
+
+    whole = CALL_REF.fullmatch(value)
+    if whole:
+        return get(whole)
+    return CALL_REF.sub(lambda m: "" if get(m) is None else str(get(m)), value)
+
+
+@dataclass
+class ScriptedAgent:
+    """Plays a fixed list of calls, one per message, then answers in text."""
+
+    name: str
+    plan: list[PlannedCall]
+    first_text: str = DONE_TEXT
+    later_text: str = LATER_TEXT
+    _step: int = 0
+    _texts: int = 0
+    _call_ids: list[str] = field(default_factory=list)
+
+    async def next(self, messages: list[ChatMessage], tools: list[ToolDef]) -> ChatMessageAssistant:
+        if self._step < len(self.plan):
+            planned = self.plan[self._step]
+            results = [_result_of(messages, cid) for cid in self._call_ids]
+            call_id = f"call_{self._step}"
+            self._step += 1
+            self._call_ids.append(call_id)
+            call = ToolCall(
+                id=call_id,
+                function=planned.name,
+                arguments=resolve_references(planned.arguments, results),
+            )
+            return ChatMessageAssistant(content="", tool_calls=[call], model=self.name)
+        text = self.first_text if self._texts == 0 else self.later_text
+        self._texts += 1
+        return ChatMessageAssistant(content=text, model=self.name)
+
+
+def _result_of(messages: list[ChatMessage], call_id: str) -> Any:
+    for m in reversed(messages):
+        if isinstance(m, ChatMessageTool) and m.tool_call_id == call_id:
+            if m.error:
+                return None
+            try:
+                return json.loads(m.text)
+            except (json.JSONDecodeError, TypeError):
+                return m.text
+    return None
+
+
+def decision_call(domain: Domain, scenario: Scenario, decision: str) -> list[PlannedCall]:
+    """A call recording `decision`, or nothing when the decision tool is not offered."""
+    tool = domain.tool_index.get(domain.config.decision_tool)
+    offered = scenario.available_tools is None or domain.config.decision_tool in scenario.available_tools
+    if tool is None or not offered:
+        return []
+    return [PlannedCall(name=tool.name, arguments=fill_arguments(tool, {"decision": decision}))]
+
+
+def play(solution: Solution | None, domain: Domain, scenario: Scenario, decision: str | None) -> list[PlannedCall]:
+    calls = list(solution.tool_calls) if solution else []
+    recorded = any(c.name == domain.config.decision_tool for c in calls)
+    if decision and not recorded:
+        calls += decision_call(domain, scenario, decision)
+    return calls
+
+
+def decision_fallback_text(decision: str) -> str:
+    """When no decision tool is offered, the JSON channel carries the decision."""
+    return f"{DONE_TEXT}\n\n```json\n{json.dumps({'decision': decision})}\n```"
+
+
+def builtin_agent(name: str, domain: Domain, scenario: Scenario) -> ScriptedAgent:
+    if name == "nothing":
+        return ScriptedAgent(name, [], first_text=NOTHING_TEXT)
+    if name == "oracle":
+        sol = scenario.reference_solution
+        decision = (sol.decision if sol else None) or scenario.expected
+        plan = play(sol, domain, scenario, decision)
+    elif name == "pushover":
+        decision = "ALLOW"
+        plan = play(scenario.noncompliant_trajectory, domain, scenario, decision)
+    elif name in ("deny_all", "escalate_all"):
+        decision = "DENY" if name == "deny_all" else "ESCALATE"
+        plan = decision_call(domain, scenario, decision)
+    else:
+        raise ValueError(f"unknown agent {name!r} (built-in: {', '.join(BUILTIN_AGENTS)})")
+    recorded = any(c.name == domain.config.decision_tool for c in plan)
+    first = DONE_TEXT if recorded else decision_fallback_text(decision)
+    return ScriptedAgent(name, plan, first_text=first)

@@ -1,0 +1,160 @@
+"""The conversation solver: agent and simulated user take turns over the sample's tools.
+
+Steps are counted as in the original (each agent message, each tool execution and each user
+message is one step); the run ends when the user stops, the agent sends a stop token or says
+nothing at all, or `max_steps` is reached. The final state is written to the store in
+`finally`, so a sample cut short by an Inspect limit is still scored on its real end state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from inspect_ai.model import (
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    ModelOutput,
+    execute_tools,
+    get_model,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import LimitExceededError, span, suspend_token_limit, suspend_turn_limit
+
+from ..domain.loader import Domain
+from ..environment.merge import initial_document
+from ..environment.state import StateDB
+from ..environment.tools import build_tools
+from ..scenario.model import Scenario, ToolNotCalled
+from .agents import BUILTIN_AGENTS, ModelAgent, builtin_agent
+from .prompts import system_prompt
+from .users import STOP_TOKENS, LLMUser, ScriptedUser
+
+# store keys (the scorer and re-scoring read these)
+FINAL_STATE = "pibench:final_state"
+TERMINATION = "pibench:termination"
+STEPS = "pibench:steps"
+USER_MODEL = "pibench:user_model"
+AGENT = "pibench:agent"
+
+
+@dataclass(frozen=True)
+class ConversationConfig:
+    agent: str = "model"
+    user: str = "llm"
+    max_steps: int = 40
+    max_user_turns: int = 8
+    user_temperature: float = 0.0
+    user_seed: int = 42
+    hard_gate: bool = False
+
+
+Resolver = Callable[[str], tuple[Scenario, Domain]]
+
+
+def make_user(config: ConversationConfig, scenario: Scenario) -> ScriptedUser | LLMUser:
+    if config.user == "scripted":
+        return ScriptedUser(scenario.user_simulation)
+    if config.user != "llm":
+        raise ValueError(f"-T user={config.user!r}: expected 'llm' or 'scripted'")
+    model = get_model(role="user", default=get_model())
+    if model.api.model_name == "none" or str(model) == "none/none":
+        raise ValueError(
+            "the simulated user needs a model: bind one with --model-role user=PROVIDER/MODEL, "
+            "pass --model, or run keylessly with -T user=scripted"
+        )
+    gen = GenerateConfig(temperature=config.user_temperature, seed=config.user_seed)
+    return LLMUser(scenario.user_simulation, model, config.max_user_turns, gen)
+
+
+def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain):
+    if config.agent == "model":
+        return ModelAgent(get_model())
+    if config.agent in BUILTIN_AGENTS:
+        return builtin_agent(config.agent, domain, scenario)
+    raise ValueError(
+        f"-T agent={config.agent!r}: expected 'model' or one of {', '.join(BUILTIN_AGENTS)}"
+    )
+
+
+def agent_stop_token(message: ChatMessageAssistant) -> bool:
+    text = message.text.strip()
+    return any(tok in text for tok in STOP_TOKENS)
+
+
+@solver
+def conversation(resolve: Resolver, config: ConversationConfig = ConversationConfig()) -> Solver:
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        scenario, domain = resolve(str(state.sample_id))
+        forbidden = (
+            {c.tool_name for c in scenario.criteria.policy_checks if isinstance(c, ToolNotCalled)}
+            if config.hard_gate
+            else None
+        )
+        db = StateDB(initial_document(domain.seed_state, scenario))
+        store = state.store
+        store.set(TERMINATION, "not_started")
+        store.set(AGENT, config.agent)
+        steps = 0
+        try:
+            tools = build_tools(domain, scenario, db, forbidden=forbidden)
+            state.tools = tools
+            agent = make_agent(config, scenario, domain)
+            user = make_user(config, scenario)
+            store.set(
+                USER_MODEL, str(user.model) if isinstance(user, LLMUser) else "scripted"
+            )
+            state.messages = [ChatMessageSystem(content=system_prompt(scenario, domain))]
+            termination = None
+            while termination is None:
+                # ---- user turn (not counted against the agent's limits)
+                async with span("user", type="user"):
+                    with suspend_token_limit(), suspend_turn_limit():
+                        turn = await user.next(state.messages)
+                steps += 1
+                if turn.text:
+                    state.messages.append(ChatMessageUser(content=turn.text))
+                if turn.stop:
+                    termination = "user_stop"
+                    break
+                # ---- agent turn: messages and tool executions until it answers in text
+                while True:
+                    if steps >= config.max_steps:
+                        termination = "max_steps"
+                        break
+                    message = await agent.next(state.messages, tools)
+                    state.messages.append(message)
+                    state.output = ModelOutput.from_message(message)
+                    steps += 1
+                    if agent_stop_token(message):
+                        termination = "agent_stop"
+                        break
+                    if message.tool_calls:
+                        result = await execute_tools(state.messages, tools)
+                        state.messages.extend(result.messages)
+                        steps += 1
+                        continue
+                    if not message.text.strip():
+                        termination = "agent_stop"  # said nothing and did nothing
+                    break
+                if termination is None and steps >= config.max_steps:
+                    termination = "max_steps"
+            store.set(TERMINATION, termination)
+        except LimitExceededError:
+            # an Inspect limit (tokens, messages, time): scored like max_steps, on the state reached
+            store.set(TERMINATION, "limit")
+            raise
+        except BaseException:
+            store.set(TERMINATION, "error")
+            raise
+        finally:
+            store.set(STEPS, steps)
+            try:
+                store.set(FINAL_STATE, db.export())
+            finally:
+                db.close()
+        return state
+
+    return solve

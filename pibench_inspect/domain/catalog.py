@@ -1,0 +1,184 @@
+"""The tool catalog: what each tool is called, takes, and does to the state.
+
+A tool is data: a JSON-schema `parameters` object and a declarative `effect`, a list of steps
+compiled to parameterized SQL against the sample's DuckDB state (see docs/authoring.md), and an
+optional `result` template. A `handler` (`module:function`) stands in where steps cannot
+express the logic. The original's catalogs (bare list, `tools`, `tool_definitions`; flat
+parameters) are accepted and normalized.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Select(Strict):
+    """Read rows of a collection into `as`.
+
+    `where` values must all match (an argument that was not given makes the step fail unless
+    `optional_filters` is true, in which case missing filters are dropped). `match` chooses
+    exact equality or a case-, whitespace- and type-insensitive comparison. With `one`, the
+    first row (or null) is bound; otherwise a list. `missing`, when given and nothing matched,
+    ends the call with a soft error `{"error": true, "message": <missing>}`; `{arg}` in it is
+    replaced by the argument's value.
+    """
+
+    select: str
+    where: dict[str, Any] = Field(default_factory=dict)
+    optional_filters: bool = False
+    match: Literal["exact", "ci"] = "exact"
+    one: bool = False
+    key_as: str | None = None
+    order_by: str | None = None
+    as_: str = Field(alias="as")
+    missing: str | None = None
+
+
+class Insert(Strict):
+    """Append a row to a collection (columns are added as needed); binds the row to `as`."""
+
+    insert: str
+    values: dict[str, Any]
+    key: Any = None
+    as_: str | None = Field(default=None, alias="as")
+
+
+class Update(Strict):
+    """Set fields on the rows matching `where`; `missing` makes "no row matched" a soft error."""
+
+    update: str
+    where: dict[str, Any]
+    set: dict[str, Any]
+    match: Literal["exact", "ci"] = "exact"
+    missing: str | None = None
+    as_: str | None = Field(default=None, alias="as")
+
+
+class Sql(Strict):
+    """Raw parameterized SQL. `$name` placeholders bind arguments and earlier bindings' scalars.
+
+    Table names are the collection paths with dots replaced by `__`. Prefer the structured
+    steps: they keep the absent-key bookkeeping of the state mapping in order.
+    """
+
+    sql: str
+    one: bool = False
+    as_: str | None = Field(default=None, alias="as")
+
+
+class Let(Strict):
+    """Bind values (templates allowed) to names for later steps and the result."""
+
+    let: dict[str, Any]
+
+
+class Fail(Strict):
+    """End the call with a soft error when `if` holds: `{"equals": [a, b]}` or `{"truthy": a}`."""
+
+    fail: str
+    if_: dict[str, Any] = Field(alias="if")
+
+
+Step = Union[Select, Insert, Update, Sql, Let, Fail]
+
+
+class ToolSpec(Strict):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    effect: list[Step] = Field(default_factory=list)
+    handler: str | None = None
+    result: Any = None
+    # the original's descriptive return shapes; never shown to agents, never executed
+    returns: Any = None
+    # `read`: no state change; tools marked read are offered as lookups to the validity gates
+    kind: Literal["read", "write", "escalation", "decision"] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _parse_steps(cls, data: Any) -> Any:
+        # pick the step model by its leading key so errors name the right fields
+        if isinstance(data, dict) and isinstance(data.get("effect"), list):
+            steps = []
+            for raw in data["effect"]:
+                if isinstance(raw, dict):
+                    for key, model in STEP_KEYS.items():
+                        if key in raw:
+                            steps.append(model.model_validate(raw))
+                            break
+                    else:
+                        raise ValueError(
+                            f"effect step needs one of {', '.join(STEP_KEYS)}; got keys "
+                            f"{sorted(raw)}"
+                        )
+                else:
+                    steps.append(raw)
+            data = {**data, "effect": steps}
+        return data
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The agent-visible JSON schema of the parameters (normalized)."""
+        return normalize_parameters(self.parameters)
+
+
+STEP_KEYS: dict[str, type[BaseModel]] = {
+    "select": Select,
+    "insert": Insert,
+    "update": Update,
+    "sql": Sql,
+    "let": Let,
+    "fail": Fail,
+}
+
+
+def normalize_parameters(params: dict[str, Any]) -> dict[str, Any]:
+    """Flat `{param: {type, required: bool}}` (the original's finra/retail style) -> JSON schema.
+
+    An OpenAI-style object schema (with `type: object` or `properties`) passes unchanged.
+    """
+    if not params:
+        return {"type": "object", "properties": {}, "additionalProperties": False}
+    if params.get("type") == "object" or "properties" in params:
+        out = dict(params)
+        out.setdefault("type", "object")
+        out.setdefault("properties", {})
+        return out
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, spec in params.items():
+        if not isinstance(spec, dict):
+            continue
+        prop: dict[str, Any] = {"type": spec.get("type", "string")}
+        if "description" in spec:
+            prop["description"] = spec["description"]
+        if "enum" in spec:
+            prop["enum"] = spec["enum"]
+        if "items" in spec:
+            items = spec["items"]
+            prop["items"] = {"type": items} if isinstance(items, str) else items
+            prop["type"] = "array"
+        properties[name] = prop
+        if spec.get("required") is True:
+            required.append(name)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def catalog_entries(raw: Any) -> list[Any]:
+    """The tool list of any accepted catalog shape."""
+    if isinstance(raw, list):
+        return raw
+    if isinstance(raw, dict):
+        for key in ("tools", "tool_definitions"):
+            if isinstance(raw.get(key), list):
+                return raw[key]
+    raise ValueError("expected a list of tools, or an object with `tools` or `tool_definitions`")

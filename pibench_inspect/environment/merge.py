@@ -1,0 +1,29 @@
+"""Initial state = domain seed + scenario patch (the original's merge rules)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ..scenario.model import Scenario
+
+
+def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """Objects merge key by key; anything else (lists included, and null) replaces."""
+    out = copy.deepcopy(base)
+    for key, value in patch.items():
+        if isinstance(out.get(key), dict) and isinstance(value, dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def initial_document(seed: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
+    env = scenario.environment_setup
+    doc = deep_merge(seed, env.initial_state_patch)
+    if env.employee is not None:
+        doc["employee"] = copy.deepcopy(env.employee)
+    if env.now is not None:
+        doc["now"] = env.now
+    return doc

@@ -1,0 +1,44 @@
+"""Where the shipped domains/ and scenarios/ live.
+
+In a wheel they are package data (`pibench_inspect/_data/`); in a source checkout or an
+editable install they are the top-level folders next to the package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def data_root() -> Path:
+    bundled = PACKAGE_DIR / "_data"
+    if (bundled / "domains").is_dir():
+        return bundled
+    return PACKAGE_DIR.parent
+
+
+def domains_dir(source: str | Path | None = None) -> Path:
+    return (Path(source) if source else data_root()) / "domains"
+
+
+def scenarios_dir(source: str | Path | None = None) -> Path:
+    return (Path(source) if source else data_root()) / "scenarios"
+
+
+def user_path(path: str | Path) -> Path:
+    """Resolve a path the user typed on the command line.
+
+    Inspect creates tasks with the working directory set to the task file's folder, so a
+    relative `-T source=...` is resolved against the directory the command was run from
+    (the shell's $PWD) when it exists there.
+    """
+    p = Path(path).expanduser()
+    if p.is_absolute():
+        return p
+    import os
+
+    shell_cwd = os.environ.get("PWD")
+    if shell_cwd and (Path(shell_cwd) / p).exists():
+        return (Path(shell_cwd) / p).resolve()
+    return p.resolve()

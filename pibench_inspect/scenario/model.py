@@ -1,0 +1,348 @@
+"""pydantic models for the `pibench_scenario_v1` scenario format.
+
+Every key the original format defines is modelled, including the descriptive blocks the
+original never read (ablation_hints, evidence_pointer_contract, action_graph, policy_clauses,
+subskills, stressors), so that a typo in any of them is caught at load time. Unknown keys and
+unknown check types are errors (`extra="forbid"`, a discriminated union on `type`).
+
+Two optional blocks are ours: `reference_solution` (what a compliant agent does; played by the
+`oracle` agent) and `noncompliant_trajectory` (what the simulated user pushes for; played by the
+`pushover` agent). `user_simulation.scripted_turns` holds literal user lines for keyless runs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+LABELS = ("ALLOW", "ALLOW-CONDITIONAL", "DENY", "ESCALATE")
+Label = Literal["ALLOW", "ALLOW-CONDITIONAL", "DENY", "ESCALATE"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --------------------------------------------------------------------------- checks
+
+
+class CheckBase(Strict):
+    outcome_id: str = "unknown"
+    notes: str | None = None
+    # a free label a few original checks carry (rule_application, framing_resistance)
+    axis: str | None = None
+
+
+class ToolCalled(CheckBase):
+    type: Literal["tool_called"]
+    tool_name: str
+
+
+class ToolNotCalled(CheckBase):
+    type: Literal["tool_not_called"]
+    tool_name: str
+
+
+ArgumentMode = Literal["exact", "unordered", "contains_all", "casefold"]
+
+
+class ToolCalledWith(CheckBase):
+    """Some call of `tool_name` has every expected argument (extra actual arguments ignored).
+
+    `args_match` and `args` are aliases the original accepted for `arguments`. `argument_modes`
+    is ours: per-argument matching where exact equality would demand what the agent cannot know
+    (`unordered` lists, `contains_all` for a list that must include the expected items,
+    `casefold` for case- and whitespace-insensitive strings). Absent modes mean exact.
+    """
+
+    type: Literal["tool_called_with"]
+    tool_name: str
+    arguments: dict[str, Any] | None = None
+    args_match: dict[str, Any] | None = None
+    args: dict[str, Any] | None = None
+    argument_modes: dict[str, ArgumentMode] = Field(default_factory=dict)
+
+    def expected_arguments(self) -> dict[str, Any]:
+        """The arguments the strict evaluator uses (first non-empty of the three spellings)."""
+        return self.arguments or self.args_match or self.args or {}
+
+
+class ToolBeforeTool(CheckBase):
+    type: Literal["tool_before_tool"]
+    first_tool: str | None = None
+    second_tool: str | None = None
+    first: str | None = None
+    second: str | None = None
+
+    @model_validator(mode="after")
+    def _both_ends(self) -> "ToolBeforeTool":
+        if not (self.first_tool or self.first):
+            raise ValueError("tool_before_tool needs first_tool")
+        if not (self.second_tool or self.second):
+            raise ValueError("tool_before_tool needs second_tool")
+        return self
+
+    @property
+    def before(self) -> str:
+        return self.first_tool or self.first or ""
+
+    @property
+    def after(self) -> str:
+        return self.second_tool or self.second or ""
+
+
+class ToolCalledAny(CheckBase):
+    type: Literal["tool_called_any"]
+    tool_names: list[str] = Field(min_length=1)
+
+
+class ToolBeforeToolAny(CheckBase):
+    type: Literal["tool_before_tool_any"]
+    first_tools: list[str] = Field(min_length=1)
+    second_tool: str
+
+
+class ToolCalledMinTimes(CheckBase):
+    type: Literal["tool_called_min_times"]
+    tool_name: str
+    min_times: int = Field(default=1, ge=1)
+
+
+class DecisionEquals(CheckBase):
+    type: Literal["decision_equals"]
+    equals: Label
+
+
+class MessageNotContains(CheckBase):
+    type: Literal["message_not_contains"]
+    pattern: str = Field(min_length=1)
+
+
+class EscalationAttempted(CheckBase):
+    type: Literal["escalation_attempted"]
+
+
+class StateField(CheckBase):
+    type: Literal["state_field"]
+    field_path: str = Field(min_length=1)
+    equals: Any
+
+
+class NLJudge(CheckBase):
+    type: Literal["nl_assertion_llm_judge"]
+    judge_question: str = Field(min_length=1)
+    expected_answer: Literal["YES", "NO", "yes", "no", "Yes", "No"]
+    scope: Literal["assistant_messages", "final_assistant_message", "full_transcript"] = (
+        "assistant_messages"
+    )
+
+
+PolicyCheck = Annotated[
+    Union[
+        ToolCalled,
+        ToolNotCalled,
+        ToolCalledWith,
+        ToolBeforeTool,
+        ToolCalledAny,
+        ToolBeforeToolAny,
+        ToolCalledMinTimes,
+        DecisionEquals,
+        MessageNotContains,
+        EscalationAttempted,
+        # the original's legacy conversion puts unknown outcome types into policy_checks;
+        # state and NL checks may appear here in converted files and are routed by type
+        StateField,
+        NLJudge,
+    ],
+    Field(discriminator="type"),
+]
+
+CHECK_TYPES = (
+    "tool_called",
+    "tool_not_called",
+    "tool_called_with",
+    "tool_before_tool",
+    "tool_called_any",
+    "tool_before_tool_any",
+    "tool_called_min_times",
+    "decision_equals",
+    "message_not_contains",
+    "escalation_attempted",
+    "state_field",
+    "nl_assertion_llm_judge",
+)
+
+EVALUATORS = ("POLICY", "STATE_FIELD", "NL_JUDGE")
+
+
+class EvaluationCriteria(Strict):
+    reward_basis: list[str] = Field(default_factory=lambda: ["POLICY"])
+    policy_checks: list[PolicyCheck] = Field(default_factory=list)
+    state_field_checks: list[StateField] = Field(default_factory=list)
+    nl_judge_checks: list[NLJudge] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+class Meta(Strict):
+    scenario_id: str = Field(min_length=1)
+    domain: str = Field(min_length=1)
+    policy_pack: str | None = None
+    created_at: str | None = None
+    timezone: str | None = None
+    notes: str = ""
+    mismatch_type: str | None = None
+    previous_version: str | None = None
+    rebuild_reason: str | None = None
+
+
+class Leaderboard(Strict):
+    primary: str = Field(min_length=1)
+    subskills: list[str] = Field(default_factory=list)
+    stressors: list[str] = Field(default_factory=list)
+
+
+class CanonicalDecisionResolution(Strict):
+    preferred_tool: str = "record_decision"
+    fallback_json_field: str = "decision"
+    allowed_values: list[str] = Field(default_factory=lambda: list(LABELS))
+    invalid_if_multiple: bool = False
+    invalid_if_missing: bool = True
+
+
+class DecisionContract(Strict):
+    canonical_decision_resolution: CanonicalDecisionResolution = Field(
+        default_factory=CanonicalDecisionResolution
+    )
+
+
+class PolicyClause(Strict):
+    clause_id: str
+    section: str | None = None
+    text_ref: str | None = None
+
+
+class PolicyContext(Strict):
+    policy_text_ref: str | None = None
+    policy_version: str | None = None
+    policy_clauses: list[PolicyClause] = Field(default_factory=list)
+
+
+class EnvironmentSetup(Strict):
+    now: str | None = None
+    initial_state_patch: dict[str, Any] = Field(default_factory=dict)
+    customer: dict[str, Any] | None = None
+    account: dict[str, Any] | None = None
+    employee: dict[str, Any] | None = None
+    agent: dict[str, Any] | None = None
+    agent_role: dict[str, Any] | None = None
+
+
+class UserSimulation(Strict):
+    persona: str
+    known_facts: str = ""
+    goal: str = ""
+    initial_user_message: str = Field(min_length=1)
+    pressure_script: list[str] = Field(default_factory=list)
+    max_turns: int | None = Field(default=None, ge=1)
+    # ours: literal user lines the scripted user says after the opening, in order
+    scripted_turns: list[str] | None = None
+
+
+class AblationHints(Strict):
+    structured_policy: str | None = None
+    no_pressure_user_message: str | None = None
+
+
+class EvidencePointerContract(Strict):
+    on_fail_include: list[str] = Field(default_factory=list)
+    notes: str | None = None
+
+
+class ActionGraph(Strict):
+    nodes: list[Any] = Field(default_factory=list)
+    connections: list[Any] = Field(default_factory=list)
+    terminal_node: int | None = None
+    generation_method: str | None = None
+    constraint_satisfied: dict[str, Any] = Field(default_factory=dict)
+
+
+class Taxonomy(BaseModel):
+    # legacy, descriptive; kept open because the original never fixed its shape
+    model_config = ConfigDict(extra="allow")
+    primary: str | None = None
+
+
+class ReferenceTrajectory(BaseModel):
+    # legacy block the original validator inspected; kept open for the same reason
+    model_config = ConfigDict(extra="allow")
+    tool_sequence: list[Any] | None = None
+    expected_decision: str | None = None
+    expected_state_changes: Any = None
+
+
+class PlannedCall(Strict):
+    """One tool call of a recorded solution.
+
+    String argument values may reference earlier results: `{{calls[2].case_id}}` is replaced
+    by field `case_id` of the JSON result of the third call (0-based) of the same solution.
+    """
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Solution(Strict):
+    tool_calls: list[PlannedCall] = Field(default_factory=list)
+    decision: Label | None = None
+    # what the agent says once its calls are done (optional; a neutral line otherwise)
+    final_message: str | None = None
+
+
+# --------------------------------------------------------------------------- scenario
+
+
+class Scenario(Strict):
+    schema_version: Literal["pibench_scenario_v1"]
+    meta: Meta
+    leaderboard: Leaderboard | None = None
+    label: Label | None = None
+    decision_contract: DecisionContract | None = None
+    policy_context: PolicyContext = Field(default_factory=PolicyContext)
+    environment_setup: EnvironmentSetup = Field(default_factory=EnvironmentSetup)
+    user_simulation: UserSimulation
+    evaluation_criteria: EvaluationCriteria | None = None
+    ablation_hints: AblationHints | None = None
+    evidence_pointer_contract: EvidencePointerContract | None = None
+    available_tools: list[Annotated[str, Field(min_length=1)]] | None = None
+    action_graph: ActionGraph | None = None
+    # legacy keys the original loader still understood
+    expected_outcomes: list[dict[str, Any]] | None = None
+    expected_label: Label | None = None
+    taxonomy: Taxonomy | None = None
+    capability_axes: Any = None
+    reference_trajectory: ReferenceTrajectory | None = None
+    # ours
+    reference_solution: Solution | None = None
+    noncompliant_trajectory: Solution | None = None
+
+    @property
+    def scenario_id(self) -> str:
+        return self.meta.scenario_id
+
+    @property
+    def expected(self) -> str:
+        """The expected canonical decision (`expected_label` wins, as in the original)."""
+        return self.expected_label or self.label or ""
+
+    @property
+    def primary(self) -> str:
+        if self.leaderboard and self.leaderboard.primary:
+            return self.leaderboard.primary
+        return (self.taxonomy.primary if self.taxonomy else None) or ""
+
+    @property
+    def criteria(self) -> EvaluationCriteria:
+        return self.evaluation_criteria or EvaluationCriteria(reward_basis=[])

@@ -1,0 +1,141 @@
+"""Build the pi-bench Task: scenarios -> samples, the conversation solver, the scorer.
+
+Task files (finra.py, retail.py, helpdesk.py, pibench.py) are thin wrappers around
+`pibench_task`; their `-T` arguments are validated here so a typo is a clear error.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+from inspect_ai import Epochs, Task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import pass_k
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from . import _bootstrap  # noqa: F401  (environment set-up before litellm can load)
+from .conversation.agents import BUILTIN_AGENTS
+from .conversation.solver import ConversationConfig, conversation
+from .scenario.catalog import Entry, ScenarioSet, load_set
+from .scoring.reducers import pibench_epochs
+from .scoring.scorer import pibench_scorer
+
+logger = logging.getLogger(__name__)
+
+
+def _split(v: Any) -> list[str] | None:
+    if v is None or v == "":
+        return None
+    if isinstance(v, str):
+        return [x.strip() for x in v.split(",") if x.strip()]
+    return [str(x) for x in v]
+
+
+class TaskArgs(BaseModel):
+    """Every `-T` argument a pi-bench task accepts (see README: Task arguments)."""
+
+    model_config = ConfigDict(extra="forbid")
+    scenarios: list[str] | None = None  # scenario ids (comma-separated on the command line)
+    column: list[str] | None = None  # leaderboard primary column(s)
+    label: list[str] | None = None  # expected label(s)
+    agent: str = "model"
+    user: Literal["llm", "scripted"] = "llm"
+    max_steps: int = Field(default=40, ge=2)
+    max_user_turns: int = Field(default=8, ge=1)
+    user_temperature: float = Field(default=0.0, ge=0.0)
+    user_seed: int = 42
+    hard_gate: bool = False
+    epochs: int = Field(default=1, ge=1)
+    source: str | None = None
+
+    _split = field_validator("scenarios", "column", "label", mode="before")(
+        lambda cls, v: _split(v)
+    )
+
+    @field_validator("agent")
+    @classmethod
+    def _known_agent(cls, v: str) -> str:
+        if v != "model" and v not in BUILTIN_AGENTS:
+            raise ValueError(f"expected 'model' or one of {', '.join(BUILTIN_AGENTS)}, got {v!r}")
+        return v
+
+
+def parse_args(task_args: dict[str, Any]) -> TaskArgs:
+    try:
+        return TaskArgs.model_validate(task_args)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"-T {'.'.join(str(p) for p in e['loc'])}: "
+            + ("unknown task argument" if e["type"] == "extra_forbidden" else e["msg"])
+            for e in err.errors(include_url=False)
+        )
+        known = ", ".join(TaskArgs.model_fields)
+        raise ValueError(f"{problems} (task arguments: {known})") from None
+
+
+def sample_for(entry: Entry) -> Sample:
+    s = entry.scenario
+    return Sample(
+        id=s.scenario_id,
+        input=s.user_simulation.initial_user_message,
+        target=s.expected,
+        metadata={
+            "domain": entry.domain.name,
+            "label": s.expected,
+            "column": s.primary,
+            "subskills": s.leaderboard.subskills if s.leaderboard else [],
+            "stressors": s.leaderboard.stressors if s.leaderboard else [],
+            "policy_version": s.policy_context.policy_version,
+            "scenario_file": str(entry.path),
+        },
+    )
+
+
+def select(entries: list[Entry], args: TaskArgs) -> list[Entry]:
+    out = entries
+    if args.scenarios:
+        wanted = set(args.scenarios)
+        unknown = wanted - {e.scenario.scenario_id for e in entries}
+        if unknown:
+            raise ValueError(f"-T scenarios: unknown scenario id(s) {', '.join(sorted(unknown))}")
+        out = [e for e in out if e.scenario.scenario_id in wanted]
+    if args.column:
+        out = [e for e in out if e.scenario.primary in args.column]
+    if args.label:
+        out = [e for e in out if e.scenario.expected in args.label]
+    return out
+
+
+def pibench_task(domain: str | None, **task_args: Any) -> Task:
+    """The Task for one domain (or every domain with `domain=None`)."""
+    args = parse_args(task_args)
+    scenario_set: ScenarioSet = load_set(args.source)
+    for err in scenario_set.errors:
+        logger.warning("skipping invalid scenario input: %s", err)
+    entries = (
+        list(scenario_set.entries.values()) if domain is None else scenario_set.by_domain(domain)
+    )
+    if not entries:
+        where = f"domain {domain!r}" if domain else "any domain"
+        raise ValueError(f"no valid scenarios for {where} under {scenario_set.source or 'the package data'}")
+    chosen = select(entries, args)
+    if not chosen:
+        raise ValueError("the scenario selection (-T scenarios/column/label) matched nothing")
+    config = ConversationConfig(
+        agent=args.agent,
+        user=args.user,
+        max_steps=args.max_steps,
+        max_user_turns=args.max_user_turns,
+        user_temperature=args.user_temperature,
+        user_seed=args.user_seed,
+        hard_gate=args.hard_gate,
+    )
+    reducers = [pibench_epochs()] + ([pass_k(args.epochs)] if args.epochs > 1 else [])
+    return Task(
+        dataset=MemoryDataset([sample_for(e) for e in chosen], name=domain or "pibench"),
+        solver=conversation(scenario_set.resolve, config),
+        scorer=pibench_scorer(scenario_set.resolve),
+        epochs=Epochs(args.epochs, reducers),
+        metadata={"pibench": args.model_dump(), "domain": domain or "all"},
+    )
