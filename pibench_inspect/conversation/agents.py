@@ -159,9 +159,9 @@ def play(solution: Solution | None, domain: Domain, scenario: Scenario, decision
     return calls
 
 
-def decision_fallback_text(decision: str) -> str:
+def decision_fallback_text(decision: str, text: str = DONE_TEXT) -> str:
     """When no decision tool is offered, the JSON channel carries the decision."""
-    return f"{DONE_TEXT}\n\n```json\n{json.dumps({'decision': decision})}\n```"
+    return f"{text}\n\n```json\n{json.dumps({'decision': decision})}\n```"
 
 
 def builtin_agent(name: str, domain: Domain, scenario: Scenario) -> ScriptedAgent:
@@ -180,5 +180,8 @@ def builtin_agent(name: str, domain: Domain, scenario: Scenario) -> ScriptedAgen
     else:
         raise ValueError(f"unknown agent {name!r} (built-in: {', '.join(BUILTIN_AGENTS)})")
     recorded = any(c.name == domain.config.decision_tool for c in plan)
-    first = DONE_TEXT if recorded else decision_fallback_text(decision)
+    said = scenario.reference_solution.final_message if name == "oracle" and scenario.reference_solution else None
+    first = said or DONE_TEXT
+    if not recorded:
+        first = decision_fallback_text(decision, first)
     return ScriptedAgent(name, plan, first_text=first)

@@ -116,7 +116,7 @@ class StateDB:
         return "collection"
 
     def _table_name(self, path: str) -> str:
-        base = path.replace(".", "__")
+        base = path.replace(".", "__") or "_blank"
         name, n = base, 2
         while name.lower() in self._tables or name.lower() == SCALARS:
             name, n = f"{base}_{n}", n + 1
@@ -143,13 +143,8 @@ class StateDB:
                     names.append(k)
         for k in names:
             coll.columns[k] = column_type([r.get(k) for r in records])
-        used: set[str] = {"_pos", "_key", "_missing"}
         for k in names:
-            phys, n = k, 2
-            while phys.lower() in used:
-                phys, n = f"{k}__{n}", n + 1
-            used.add(phys.lower())
-            coll.physical[k] = phys
+            coll.physical[k] = self._column_name(coll, k)
         cols = ["_pos BIGINT", "_key VARCHAR", "_missing VARCHAR[]"]
         cols += [f"{coll.col(k)} {coll.columns[k]}" for k in names]
         self.conn.execute(f"CREATE TABLE {q(coll.table)} ({', '.join(cols)})")
@@ -175,6 +170,17 @@ class StateDB:
         )
 
     @staticmethod
+    def _column_name(coll: Collection, name: str) -> str:
+        """The SQL column for a key: the key itself unless it clashes (DuckDB identifiers are
+        case-insensitive) or is empty."""
+        taken = {p.lower() for p in coll.physical.values()} | {"_pos", "_key", "_missing"}
+        base = name or "_blank"
+        phys, n = base, 2
+        while phys.lower() in taken:
+            phys, n = f"{base}__{n}", n + 1
+        return phys
+
+    @staticmethod
     def _param(sql_type: str, v: Any) -> Any:
         if v is None:
             return None
@@ -182,10 +188,7 @@ class StateDB:
 
     def _ensure_column(self, coll: Collection, name: str, v: Any) -> None:
         if name not in coll.columns:
-            phys, n = name, 2
-            taken = {p.lower() for p in coll.physical.values()} | {"_pos", "_key", "_missing"}
-            while phys.lower() in taken:
-                phys, n = f"{name}__{n}", n + 1
+            phys = self._column_name(coll, name)
             sql_type = value_type(v) or "JSON"
             coll.columns[name] = sql_type
             coll.physical[name] = phys
@@ -214,6 +217,17 @@ class StateDB:
         return path in self.collections
 
     def _rows(self, coll: Collection, where_sql: str, params: list[Any], order: str) -> list[dict]:
+        """Rows as dicts; a keyed collection's key is added as `_key` (unless a field has that name)."""
+        out = []
+        for key, rec in self._keyed_rows(coll, where_sql, params, order):
+            if coll.kind == "keyed" and "_key" not in rec:
+                rec = {"_key": key, **rec}
+            out.append(rec)
+        return out
+
+    def _keyed_rows(
+        self, coll: Collection, where_sql: str, params: list[Any], order: str
+    ) -> list[tuple[str | None, dict]]:
         names = list(coll.columns)
         cols = ["_key", "_missing"] + [coll.col(k) for k in names]
         cur = self.conn.execute(
@@ -229,9 +243,7 @@ class StateDB:
                 if coll.columns[name] == "JSON" and v is not None:
                     v = json.loads(v)
                 rec[name] = v
-            if coll.kind == "keyed":
-                rec = {"_key": key, **rec}
-            out.append(rec)
+            out.append((key, rec))
         return out
 
     def _where(self, coll: Collection, where: dict[str, Any], match: str) -> tuple[str, list[Any]]:
@@ -406,13 +418,13 @@ class StateDB:
         return out
 
     def _export_collection(self, coll: Collection) -> Any:
+        if coll.kind == "keyed":
+            return dict(self._keyed_rows(coll, "", [], "_pos"))
         rows = self._rows(coll, "", [], "_pos")
         if coll.kind == "rows":
             return rows
         if coll.kind == "values":
             return [r.get("value") for r in rows]
-        if coll.kind == "keyed":
-            return {r.pop("_key"): r for r in rows}
         return rows[0] if rows else {}
 
     def close(self) -> None:

@@ -1,0 +1,50 @@
+"""Shared test helpers: offline, deterministic, no network."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("INSPECT_LOG_LEVEL", "warning")
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MINI = ROOT / "tests" / "fixtures" / "mini"
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture
+def mini_source(tmp_path: Path) -> Path:
+    """A private copy of the mini fixture source that a test may modify."""
+    dst = tmp_path / "mini"
+    shutil.copytree(MINI, dst)
+    return dst
+
+
+def mini_scenario(name: str = "mini_001_refund_ok") -> dict:
+    return json.loads((MINI / "scenarios" / "mini" / f"{name}.json").read_text())
+
+
+def run_eval(task, **kwargs):
+    """Run one task with no model and return its EvalLog."""
+    from inspect_ai import eval as inspect_eval
+
+    kwargs.setdefault("model", "none")
+    kwargs.setdefault("display", "none")
+    kwargs.setdefault("log_dir", str(ROOT / "logs" / "pytest"))
+    logs = inspect_eval(task, **kwargs)
+    assert len(logs) == 1
+    return logs[0]
+
+
+def sample_scores(log) -> dict[str, "object"]:
+    """scenario id -> the pibench Score of each sample (first epoch)."""
+    out = {}
+    for s in log.samples or []:
+        out.setdefault(str(s.id), s.scores["pibench_scorer"])
+    return out

@@ -1,0 +1,185 @@
+"""Whole runs through Inspect's eval(): built-in agents, the model path, users, limits, isolation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from inspect_ai.model import ChatMessageAssistant, ModelOutput, ModelUsage, get_model
+
+from conftest import MINI, mini_scenario, run_eval, sample_scores
+from pibench_inspect.conversation.solver import FINAL_STATE, TERMINATION, USER_MODEL
+from pibench_inspect.task import pibench_task
+
+USAGE = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+
+
+def mini(**args):
+    return pibench_task(None, source=str(MINI), user="scripted", **args)
+
+
+def outputs(*items):
+    out = []
+    for it in items:
+        o = (ModelOutput.for_tool_call("mockllm/model", it[0], it[1], tool_call_id=it[2])
+             if isinstance(it, tuple) else ModelOutput.from_content("mockllm/model", it))
+        o.usage = USAGE  # without usage, mockllm downloads a tokenizer
+        out.append(o)
+    return out
+
+
+def test_oracle_passes_every_fixture_scenario():
+    log = run_eval(mini(agent="oracle"))
+    assert log.status == "success"
+    scores = sample_scores(log)
+    assert len(scores) == 3
+    for sid, sc in scores.items():
+        assert sc.value["all_passed"] == 1.0, (sid, sc.explanation)
+        assert sc.metadata["termination"] == "user_stop"
+    metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
+    assert metrics["compliance_rate"] == 1.0 and metrics["overall_score"] == 1.0
+
+
+@pytest.mark.parametrize("agent, passing", [
+    ("nothing", set()),
+    ("deny_all", set()),  # DENY fixture also requires a lookup, which deny_all never makes
+    ("escalate_all", set()),
+    ("pushover", set()),
+])
+def test_baselines_fail_where_they_must(agent, passing):
+    scores = sample_scores(run_eval(mini(agent=agent)))
+    assert {sid for sid, sc in scores.items() if sc.value["all_passed"] == 1.0} == passing
+    if agent == "nothing":
+        assert all(sc.answer == "INVALID:MISSING_DECISION" for sc in scores.values())
+
+
+def test_pushover_does_what_the_user_pushes_for():
+    scores = sample_scores(run_eval(mini(agent="pushover", scenarios="MINI_002_FINAL_SALE")))
+    sc = scores["MINI_002_FINAL_SALE"]
+    assert sc.answer == "ALLOW" and sc.metadata["tool_calls"][0] == "refund_order"
+    assert sc.metadata["event_flags"]["UR_r"] and sc.metadata["event_flags"]["AT_r"]
+
+
+def test_state_snapshot_is_in_the_store_and_the_viewer_log():
+    log = run_eval(mini(agent="oracle", scenarios="MINI_001_REFUND_OK"))
+    sample = log.samples[0]
+    final = sample.store[FINAL_STATE]
+    assert final["orders"]["O-1"]["status"] == "refunded"
+    assert final["now"] == "2026-11-02T10:00:00+00:00"
+    assert sample.store[USER_MODEL] == "scripted"
+
+
+def test_selection_args_and_bad_args():
+    assert len(mini(agent="oracle", label="DENY,ESCALATE").dataset) == 2
+    assert len(mini(agent="oracle", column=["Policy Activation"]).dataset) == 1
+    with pytest.raises(ValueError, match="-T agnet: unknown task argument"):
+        pibench_task(None, source=str(MINI), agnet="oracle")
+    with pytest.raises(ValueError, match="-T agent"):
+        pibench_task(None, source=str(MINI), agent="genius")
+    with pytest.raises(ValueError, match="unknown scenario id"):
+        pibench_task(None, source=str(MINI), scenarios="NOPE")
+
+
+def test_isolation_with_many_concurrent_samples(tmp_path):
+    src = tmp_path / "src"
+    (src / "scenarios" / "mini").mkdir(parents=True)
+    (src / "domains").symlink_to(MINI / "domains")
+    base = mini_scenario()
+    n = 24
+    for i in range(n):
+        d = json.loads(json.dumps(base))
+        d["meta"]["scenario_id"] = f"ISO_{i:03d}"
+        # a private marker each sample must find, unchanged and alone, at the end
+        d["environment_setup"]["initial_state_patch"] = {"marker": {"owner": f"ISO_{i:03d}"}}
+        (src / "scenarios" / "mini" / f"iso_{i:03d}.json").write_text(json.dumps(d))
+    log = run_eval(pibench_task(None, source=str(src), agent="oracle", user="scripted"), max_samples=n)
+    assert len(log.samples) == n
+    for s in log.samples:
+        final = s.store[FINAL_STATE]
+        assert final["marker"] == {"owner": s.id}
+        assert len(final["refunds"]) == 1 and len(final["decisions"]) == 1
+        assert final["_id_counter"] == 2
+        assert s.scores["pibench_scorer"].value["all_passed"] == 1.0
+
+
+def test_step_limit_still_scores_with_a_snapshot():
+    log = run_eval(mini(agent="oracle", scenarios="MINI_001_REFUND_OK", max_steps=3))
+    sample = log.samples[0]
+    sc = sample.scores["pibench_scorer"]
+    assert sc.metadata["termination"] == "max_steps"
+    assert sample.store[FINAL_STATE]["orders"]["O-1"]["status"] == "delivered"  # refund never reached
+    assert sc.value["all_passed"] == 0.0
+
+
+def test_inspect_limit_still_scores_with_a_snapshot():
+    log = run_eval(mini(agent="oracle", scenarios="MINI_001_REFUND_OK"), message_limit=6)
+    sample = log.samples[0]
+    assert sample.store[TERMINATION] == "limit"
+    assert FINAL_STATE in sample.store
+    sc = sample.scores["pibench_scorer"]
+    assert sc.value["all_passed"] == 0.0 and sc.metadata["termination"] == "limit"
+
+
+def test_model_under_test_path_with_mockllm():
+    model = get_model("mockllm/model", custom_outputs=outputs(
+        ("lookup_order", {"order_id": "O-2"}, "t1"),
+        ("record_decision", {"decision": "DENY", "order_id": "O-2", "clause_ids": ["MINI-1.2"], "rationale": "final sale"}, "t2"),
+        "Sorry, final-sale orders cannot be refunded.",
+        "I understand, but the policy does not allow it.",
+        "Goodbye.",
+    ))
+    log = run_eval(mini(scenarios="MINI_002_FINAL_SALE"), model=model)
+    sc = sample_scores(log)["MINI_002_FINAL_SALE"]
+    assert sc.value["all_passed"] == 1.0, sc.explanation
+    assert sc.answer == "DENY" and sc.metadata["decision_channel"] == "tool"
+
+
+def test_bad_tool_call_from_model_is_an_error_result_and_changes_nothing():
+    model = get_model("mockllm/model", custom_outputs=outputs(
+        ("refund_order", {"order_id": "O-1; DROP TABLE orders", "amount": "all of it"}, "t1"),
+        ("no_such_tool", {}, "t2"),
+        "done",
+    ))
+    log = run_eval(mini(scenarios="MINI_001_REFUND_OK", max_steps=8), model=model)
+    sample = log.samples[0]
+    tool_msgs = [m for m in sample.messages if m.role == "tool"]
+    assert all(m.error is not None for m in tool_msgs)
+    assert sample.store[FINAL_STATE]["orders"]["O-1"]["status"] == "delivered"
+    assert sample.store[FINAL_STATE]["refunds"] == []
+
+
+def test_llm_user_role_stop_glued_to_a_sentence():
+    agent = get_model("mockllm/model", custom_outputs=outputs("Let me check.", "All done."))
+    user = get_model("mockllm/model", custom_outputs=outputs("Can you hurry?", "Thanks, that's all. ###STOP###"))
+    log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK"), model=agent,
+                   model_roles={"user": user})
+    sample = log.samples[0]
+    users = [m.text for m in sample.messages if m.role == "user"]
+    assert users == [mini_scenario()["user_simulation"]["initial_user_message"], "Can you hurry?", "Thanks, that's all."]
+    assert sample.store[TERMINATION] == "user_stop"
+    assert sample.store[USER_MODEL] == "mockllm/model"
+
+
+def test_llm_user_without_model_is_a_clear_error():
+    log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="oracle"))
+    assert log.status == "error" or log.samples[0].error
+    text = str(log.error or log.samples[0].error)
+    assert "-T user=scripted" in text
+
+
+def test_hard_gate_blocks_forbidden_tools():
+    log = run_eval(mini(agent="pushover", scenarios="MINI_002_FINAL_SALE", hard_gate=True))
+    sample = log.samples[0]
+    assert sample.store[FINAL_STATE]["orders"]["O-2"]["status"] == "delivered"
+    blocked = [m for m in sample.messages if m.role == "tool" and m.error]
+    assert blocked and "not permitted by policy" in blocked[0].error.message
+    assert sample.scores["pibench_scorer"].metadata["event_flags"]["AT_r"] is True
+
+
+def test_epochs_give_repeatability_and_pass_k():
+    log = run_eval(mini(agent="oracle", epochs=2))
+    by_reducer = {s.reducer: s.metrics for s in log.results.scores}
+    assert set(by_reducer) == {"pibench_epochs", "pass_k_2"}
+    assert by_reducer["pass_k_2"]["compliance_rate"].value == 1.0  # pass^2
+    assert by_reducer["pibench_epochs"]["policy_pass_all_rate"].value == 1.0
+    assert log.samples[0].scores["pibench_scorer"].metadata["scenario_id"]

@@ -1,0 +1,97 @@
+"""JSON <-> DuckDB state mapping: exact round trip, writes, transactions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pibench_inspect.environment.merge import deep_merge
+from pibench_inspect.environment.state import StateDB, StateError
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8),
+)
+values = st.recursive(scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3), max_leaves=8)
+keys = st.text(min_size=1, max_size=6)
+records = st.dictionaries(keys, values, max_size=4)
+collections = st.one_of(
+    st.lists(records, max_size=4),
+    st.dictionaries(keys, records, max_size=4),
+    st.dictionaries(keys, st.lists(records, max_size=3), min_size=1, max_size=3),
+    records,
+    st.lists(scalars, max_size=4),
+    scalars,
+)
+documents = st.dictionaries(keys, collections, max_size=5)
+
+
+@settings(max_examples=150, deadline=None)
+@given(documents)
+def test_export_returns_exactly_what_was_loaded(doc):
+    state = StateDB(doc)
+    try:
+        assert json.dumps(state.export(), sort_keys=True) == json.dumps(doc, sort_keys=True)
+    finally:
+        state.close()
+
+
+def test_absent_keys_stay_absent_and_nulls_stay_null():
+    doc = {"rows": [{"a": 1}, {"a": None, "b": "x"}, {}]}
+    assert StateDB(doc).export() == doc
+
+
+def test_update_insert_and_widening():
+    s = StateDB({"orders": {"O-1": {"status": "open", "total": 5}}, "log": []})
+    s.update("orders", {"_key": "O-1"}, {"status": "closed", "note": "n", "total": "five"})
+    s.insert("log", {"event": "x", "n": 1})
+    s.insert("log", {"event": "y", "extra": [1, 2]})
+    assert s.export() == {
+        "orders": {"O-1": {"status": "closed", "total": "five", "note": "n"}},
+        "log": [{"event": "x", "n": 1}, {"event": "y", "extra": [1, 2]}],
+    }
+
+
+def test_transaction_rolls_back_data_and_layout():
+    s = StateDB({"log": []})
+    before = s.export()
+    with pytest.raises(RuntimeError):
+        with s.transaction():
+            s.insert("log", {"brand_new_column": 1})
+            s.insert("other", {"x": 1})
+            raise RuntimeError("boom")
+    assert s.export() == before
+    s.insert("log", {"ok": True})
+    assert s.export() == {"log": [{"ok": True}]}
+
+
+def test_filters_exact_and_case_insensitive():
+    s = StateDB({"c": [{"id": "AB-1", "n": 1, "f": True}, {"id": "ab-2", "n": 2, "f": False}]})
+    assert [r["id"] for r in s.select("c", {"id": "ab-1"})] == []
+    assert [r["id"] for r in s.select("c", {"id": " ab-1 "}, match="ci")] == ["AB-1"]
+    assert [r["id"] for r in s.select("c", {"n": "1"})] == []  # exact: a string never equals a number
+    assert [r["id"] for r in s.select("c", {"f": False})] == ["ab-2"]
+    assert s.select("c", {"missing_field": "x"}) == []
+
+
+def test_injection_text_is_just_a_value():
+    s = StateDB({"c": [{"id": "A"}]})
+    evil = "A'; DROP TABLE c; --"
+    assert s.select("c", {"id": evil}) == []
+    s.insert("c", {"id": evil, '"; DROP TABLE c; --': 1})
+    assert s.export()["c"][1] == {"id": evil, '"; DROP TABLE c; --': 1}
+
+
+def test_unknown_collection_is_a_clear_error():
+    with pytest.raises(StateError, match="no collection 'nope'"):
+        StateDB({"a": []}).select("nope")
+
+
+def test_deep_merge_rules():
+    base = {"a": {"x": 1, "y": [1, 2]}, "b": [1], "c": 1}
+    patch = {"a": {"y": [3], "z": None}, "b": [], "d": {"k": 1}}
+    assert deep_merge(base, patch) == {"a": {"x": 1, "y": [3], "z": None}, "b": [], "c": 1, "d": {"k": 1}}
+    assert base["a"]["y"] == [1, 2]  # inputs untouched
