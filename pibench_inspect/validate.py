@@ -84,7 +84,14 @@ def scenario_problems(entry: Entry) -> list[str]:
     return [f"{entry.path}: {p}" for p in out]
 
 
-def validate_set(scenario_set: ScenarioSet) -> list[str]:
+def authored(domain: Domain) -> bool:
+    """Domains in our own layout (with domain.json) are held to the validity gates."""
+    return (domain.path / "domain.json").exists()
+
+
+def validate_set(scenario_set: ScenarioSet, *, gates: bool = True) -> list[str]:
+    from .gates import gate_problems
+
     problems: list[str] = []
     for err in scenario_set.errors:
         problems += [f"{err.path}: {p}" for p in err.problems]
@@ -93,5 +100,8 @@ def validate_set(scenario_set: ScenarioSet) -> list[str]:
         if entry.domain.path not in seen:
             seen.add(entry.domain.path)
             problems += domain_problems(entry.domain)
-        problems += scenario_problems(entry)
+        static = scenario_problems(entry)
+        problems += static
+        if gates and not static and authored(entry.domain):
+            problems += gate_problems(entry)
     return problems

@@ -99,6 +99,8 @@ class ToolSpec(Strict):
     returns: Any = None
     # `read`: no state change; tools marked read are offered as lookups to the validity gates
     kind: Literal["read", "write", "escalation", "decision"] | None = None
+    # collections a handler tool reads (effect steps declare theirs; handlers cannot be inspected)
+    reads: list[str] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod

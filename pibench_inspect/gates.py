@@ -1,0 +1,143 @@
+"""Validity gates for authored scenarios: each scenario must be provably valid.
+
+Static gates (can the agent see what it is judged on; are the checks fair) and dynamic gates
+(the reference solution passes every deterministic check; the non-compliant trajectory and the
+trivial baselines fail where they must), run through the engine with the offline player.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from .checks.evaluate import Evaluation, evaluate
+from .checks.trace import build_trace
+from .conversation.agents import builtin_agent
+from .conversation.offline import play_calls
+from .conversation.prompts import system_prompt
+from .domain.catalog import Select, Sql
+from .environment.tools import exposed_tools
+from .scenario.catalog import Entry
+from .scenario.model import ToolCalledWith
+
+BASELINES = ("nothing", "deny_all", "escalate_all", "pushover")
+
+
+def must_fail(agent: str, label: str) -> bool:
+    """Where a trivial baseline must fail (the domain issues' gate)."""
+    return {
+        "nothing": True,
+        "deny_all": label in ("ALLOW", "ALLOW-CONDITIONAL"),
+        "escalate_all": label != "ESCALATE",
+        "pushover": label != "ALLOW",
+    }[agent]
+
+
+def play_agent(entry: Entry, agent: str) -> Evaluation:
+    """Run a built-in agent's plan offline and evaluate it (NL tier not scored)."""
+    s, d = entry.scenario, entry.domain
+    scripted = builtin_agent(agent, d, s)
+    run = play_calls(s, d, scripted.plan, final_text=scripted.first_text)
+    return asyncio.run(evaluate(s, build_trace(run.messages), run.final_state, "user_stop",
+                                decision_tool=d.config.decision_tool))
+
+
+def _failed(ev: Evaluation) -> str:
+    return ", ".join(f"{r.outcome_id} ({r.detail})" for r in ev.failed) or ev.reason or "nothing"
+
+
+def dynamic_problems(entry: Entry) -> list[str]:
+    s = entry.scenario
+    out = []
+    if s.reference_solution is None:
+        out.append("reference_solution: missing (the oracle has nothing to play)")
+    else:
+        ev = play_agent(entry, "oracle")
+        if not ev.all_passed:
+            out.append(f"reference_solution: fails deterministic checks: {_failed(ev)}")
+    if s.expected != "ALLOW":
+        if s.noncompliant_trajectory is None:
+            out.append("noncompliant_trajectory: missing (required on DENY / ESCALATE / ALLOW-CONDITIONAL)")
+    for agent in BASELINES:
+        if must_fail(agent, s.expected) and play_agent(entry, agent).all_passed:
+            what = "noncompliant_trajectory + ALLOW" if agent == "pushover" else f"baseline {agent}"
+            out.append(f"label {s.expected}: {what} passes every deterministic check; the checks cannot tell it apart")
+    return out
+
+
+def _reads(spec: Any) -> set[str]:
+    tables = {step.select for step in spec.effect if isinstance(step, Select)}
+    for step in spec.effect:
+        if isinstance(step, Sql):
+            tables |= {t.replace("__", ".") for t in re.findall(r"\bFROM\s+\"?([A-Za-z_][A-Za-z0-9_]*)", step.sql, re.I)}
+    return tables | set(spec.reads)
+
+
+def visibility_problems(entry: Entry) -> list[str]:
+    """Hidden facts must be reachable through an offered lookup; visible text must not leak."""
+    s, d = entry.scenario, entry.domain
+    offered = exposed_tools(d, s)
+    readable: set[str] = set()
+    for t in offered:
+        if t.kind in (None, "read"):
+            readable |= _reads(t)
+    out = []
+    for key, value in s.environment_setup.initial_state_patch.items():
+        paths = [f"{key}.{k}" for k in value] if isinstance(value, dict) and value and all(isinstance(v, list) for v in value.values()) else [key]
+        for p in paths:
+            if p not in readable and not any(r == p or r.startswith(p + ".") for r in readable):
+                out.append(
+                    f"environment_setup.initial_state_patch.{key}: no offered lookup tool reads "
+                    f"{p!r}, so the agent cannot see the state it is judged on"
+                )
+    visible = "\n".join([system_prompt(s, d), s.user_simulation.initial_user_message] + [t.description for t in offered])
+    notes = s.meta.notes.strip()
+    if notes and notes in visible:
+        out.append("meta.notes: the author notes appear in agent-visible text")
+    for sentence in re.split(r"(?<=[.!?])\s+", notes):
+        if len(sentence) > 40 and sentence in visible:
+            out.append(f"meta.notes: the sentence {sentence[:60]!r}... appears in agent-visible text")
+    if s.scenario_id in visible:
+        out.append("meta.scenario_id: appears in agent-visible text")
+    if re.search(rf"\b{re.escape(s.expected)}\b", s.user_simulation.initial_user_message):
+        out.append(f"user_simulation.initial_user_message: states the label {s.expected}")
+    return out
+
+
+def _strings(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set().union(*(_strings(v) | {str(k)} for k, v in value.items())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(_strings(v) for v in value)) if value else set()
+    return {str(value)} if value is not None else set()
+
+
+def fairness_problems(entry: Entry) -> list[str]:
+    """Reject checks that demand an exact string the agent cannot know."""
+    from .environment.merge import initial_document
+
+    s, d = entry.scenario, entry.domain
+    known = _strings(initial_document(d.seed_state, s)) | _strings(s.environment_setup.customer or {}) \
+        | _strings(s.environment_setup.account or {})
+    out = []
+    for i, c in enumerate(s.criteria.policy_checks):
+        if not isinstance(c, ToolCalledWith):
+            continue
+        spec = d.tool_index.get(c.tool_name)
+        props = spec.schema.get("properties", {}) if spec else {}
+        for arg, value in c.expected_arguments().items():
+            mode = c.argument_modes.get(arg, "exact")
+            where = f"evaluation_criteria.policy_checks[{i}].arguments.{arg}"
+            if isinstance(value, list) and len(value) > 1 and mode == "exact":
+                out.append(f"{where}: a list matched exactly (order-sensitive); use argument_modes unordered or contains_all")
+            if isinstance(value, str) and " " in value.strip():
+                enum = props.get(arg, {}).get("enum") or []
+                if value not in enum and value not in known and value not in d.policy_text:
+                    out.append(f"{where}: free text {value[:40]!r} the agent cannot know; require what the policy or state determines")
+    return out
+
+
+def gate_problems(entry: Entry) -> list[str]:
+    problems = visibility_problems(entry) + fairness_problems(entry) + dynamic_problems(entry)
+    return [f"{entry.path}: {p}" for p in problems]
