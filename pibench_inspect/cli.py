@@ -71,6 +71,21 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_floor(args: argparse.Namespace) -> int:
+    from .floor import floor_table
+    from .scenario.catalog import load_set
+
+    sset = load_set(args.source)
+    domains = [args.domain] if args.domain else sorted({e.domain.name for e in sset.entries.values()})
+    text = floor_table(sset, domains)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pibench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -83,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     vp = sub.add_parser("validate", help="load every scenario and domain; report all problems (exit 1 if any)")
     vp.add_argument("--source", help=source_help)
     vp.set_defaults(func=cmd_validate)
+    fp = sub.add_parser("floor", help="baseline floor per column (what trivial agents score)")
+    fp.add_argument("--source", help=source_help)
+    fp.add_argument("--domain", help="only this domain")
+    fp.add_argument("--out", help="write markdown to this file instead of stdout")
+    fp.set_defaults(func=cmd_floor)
     sp = sub.add_parser("schema", help="print the JSON Schema of the scenario format")
     sp.add_argument("--out", help="write to this file instead of stdout")
     sp.set_defaults(func=cmd_schema)
