@@ -34,7 +34,7 @@ documents = st.dictionaries(keys, collections, max_size=5)
 def test_export_returns_exactly_what_was_loaded(doc):
     state = StateDB(doc)
     try:
-        assert json.dumps(state.export(), sort_keys=True) == json.dumps(doc, sort_keys=True)
+        assert json.dumps(state.export()) == json.dumps(doc)  # key order included
     finally:
         state.close()
 
@@ -95,3 +95,25 @@ def test_deep_merge_rules():
     patch = {"a": {"y": [3], "z": None}, "b": [], "d": {"k": 1}}
     assert deep_merge(base, patch) == {"a": {"x": 1, "y": [3], "z": None}, "b": [], "c": 1, "d": {"k": 1}}
     assert base["a"]["y"] == [1, 2]  # inputs untouched
+
+
+def test_get_and_put_replace_values_in_place():
+    s = StateDB({"a": 1, "activity": {"reqs": [{"id": "R1", "status": "pending"}], "orders": []}, "z": {"k": {"v": 1}}})
+    reqs = s.get("activity.reqs")
+    reqs[0]["status"] = "held"
+    reqs.append({"id": "R2"})
+    s.put("activity.reqs", reqs)
+    s.put("z", {"only": "record"})
+    s.put("new", [1, 2])
+    s.put("a", 2)
+    assert s.export() == {"a": 2, "activity": {"reqs": [{"id": "R1", "status": "held"}, {"id": "R2"}], "orders": []},
+                          "z": {"only": "record"}, "new": [1, 2]}
+    assert list(s.export()) == ["a", "activity", "z", "new"]
+    assert s.get("missing", "dflt") == "dflt"
+    before = s.export()
+    with pytest.raises(RuntimeError):
+        with s.transaction():
+            s.put("activity.reqs", [])
+            s.put("z", 5)
+            raise RuntimeError
+    assert s.export() == before

@@ -5,8 +5,9 @@ Mapping (also in docs/authoring.md): each top-level key is a collection. A list 
 object whose values are all lists is a namespace whose children are collections of their own
 (`activity.pending_requests` -> table `activity__pending_requests`); any other object is a
 one-row `record` table; a list of scalars is a `values` table; scalars live in `_scalars`.
-Every table has `_pos` (document order) and `_missing` (keys a row did not have), so
-`export()` returns exactly the JSON that was loaded plus the changes made since.
+Every table has `_pos` (document order) and `_keys` (the keys a row has, in its own order), so
+`export()` returns exactly the JSON that was loaded, key order included, plus the changes made
+since (a key set for the first time goes last, as in a Python dict).
 
 All values reach SQL as bound parameters; identifiers are quoted and come from the document's
 own keys, never from tool arguments.
@@ -145,7 +146,7 @@ class StateDB:
             coll.columns[k] = column_type([r.get(k) for r in records])
         for k in names:
             coll.physical[k] = self._column_name(coll, k)
-        cols = ["_pos BIGINT", "_key VARCHAR", "_missing VARCHAR[]"]
+        cols = ["_pos BIGINT", "_key VARCHAR", "_keys VARCHAR[]"]
         cols += [f"{coll.col(k)} {coll.columns[k]}" for k in names]
         self.conn.execute(f"CREATE TABLE {q(coll.table)} ({', '.join(cols)})")
         self.collections[path] = coll
@@ -157,13 +158,12 @@ class StateDB:
         for k, v in r.items():
             self._ensure_column(coll, k, v)
         names = list(coll.columns)
-        missing = [k for k in names if k not in r]
         placeholders = ["?", "?", "?"] + [
             "?::JSON" if coll.columns[k] == "JSON" else "?" for k in names
         ]
-        params: list[Any] = [pos, key, missing]
+        params: list[Any] = [pos, key, list(r)]
         params += [self._param(coll.columns[k], r.get(k)) for k in names]
-        cols = ["_pos", "_key", "_missing"] + [coll.col(k) for k in names]
+        cols = ["_pos", "_key", "_keys"] + [coll.col(k) for k in names]
         self.conn.execute(
             f"INSERT INTO {q(coll.table)} ({', '.join(cols)}) VALUES ({', '.join(placeholders)})",
             params,
@@ -173,7 +173,7 @@ class StateDB:
     def _column_name(coll: Collection, name: str) -> str:
         """The SQL column for a key: the key itself unless it clashes (DuckDB identifiers are
         case-insensitive) or is empty."""
-        taken = {p.lower() for p in coll.physical.values()} | {"_pos", "_key", "_missing"}
+        taken = {p.lower() for p in coll.physical.values()} | {"_pos", "_key", "_keys"}
         base = name or "_blank"
         phys, n = base, 2
         while phys.lower() in taken:
@@ -192,11 +192,8 @@ class StateDB:
             sql_type = value_type(v) or "JSON"
             coll.columns[name] = sql_type
             coll.physical[name] = phys
+            # rows that existed before do not list this key in `_keys`: it stays absent for them
             self.conn.execute(f"ALTER TABLE {q(coll.table)} ADD COLUMN {q(phys)} {sql_type}")
-            # rows that existed before did not have this key
-            self.conn.execute(
-                f"UPDATE {q(coll.table)} SET _missing = list_append(_missing, ?)", [name]
-            )
         elif not fits(coll.columns[name], v):
             self.conn.execute(
                 f"ALTER TABLE {q(coll.table)} ALTER {coll.col(name)} SET DATA TYPE JSON "
@@ -229,18 +226,18 @@ class StateDB:
         self, coll: Collection, where_sql: str, params: list[Any], order: str
     ) -> list[tuple[str | None, dict]]:
         names = list(coll.columns)
-        cols = ["_key", "_missing"] + [coll.col(k) for k in names]
+        cols = ["_key", "_keys"] + [coll.col(k) for k in names]
         cur = self.conn.execute(
             f"SELECT {', '.join(cols)} FROM {q(coll.table)}{where_sql} ORDER BY {order}", params
         )
         out = []
         for row in cur.fetchall():
-            key, missing = row[0], set(row[1] or ())
+            key, present = row[0], row[1] or []
+            values = dict(zip(names, row[2:]))
             rec: dict[str, Any] = {}
-            for name, v in zip(names, row[2:]):
-                if v is None and name in missing:
-                    continue
-                if coll.columns[name] == "JSON" and v is not None:
+            for name in present:
+                v = values.get(name)
+                if coll.columns.get(name) == "JSON" and v is not None:
                     v = json.loads(v)
                 rec[name] = v
             out.append((key, rec))
@@ -351,7 +348,10 @@ class StateDB:
         for name, v in values.items():
             sets.append(f"{coll.col(name)} = " + ("?::JSON" if coll.columns[name] == "JSON" else "?"))
             params.append(self._param(coll.columns[name], v))
-        sets.append("_missing = list_filter(_missing, lambda x: NOT list_contains(?, x))")
+        # keys a row did not have yet are appended to its key order
+        sets.append(
+            "_keys = list_concat(_keys, list_filter(?, lambda x: NOT list_contains(_keys, x)))"
+        )
         params.append(list(values))
         params.append(targets)
         self.conn.execute(
@@ -371,9 +371,81 @@ class StateDB:
             return []
         names = [d[0] for d in cur.description]
         return [
-            {n: v for n, v in zip(names, row) if n not in ("_pos", "_missing")}
+            {n: v for n, v in zip(names, row) if n not in ("_pos", "_keys")}
             for row in cur.fetchall()
         ]
+
+    # ------------------------------------------------------------------ JSON-level access
+
+    def _node(self, parts: list[str]) -> tuple[list[tuple[str, Any]], int] | None:
+        level = self.layout
+        for depth, part in enumerate(parts):
+            idx = next((i for i, (k, _) in enumerate(level) if k == part), None)
+            if idx is None:
+                return None
+            if depth == len(parts) - 1:
+                return level, idx
+            node = level[idx][1]
+            if not isinstance(node, list):
+                return None
+            level = node
+        return None
+
+    def get(self, path: str, default: Any = None) -> Any:
+        """The JSON value at a top-level key or a namespace child (`activity.pending_requests`)."""
+        parts = path.split(".")
+        found = self._node(parts)
+        if found is None:
+            return default
+        level, idx = found
+        key, node = level[idx]
+        if node == "scalar":
+            return self.get_scalar(key, default)
+        scalars = {}
+        if isinstance(node, list):
+            return self._export_level(node, parts, scalars)
+        return self._export_collection(self.collections[path])
+
+    def _drop(self, parts: list[str], node: Any) -> None:
+        if node == "scalar":
+            self.conn.execute(f"DELETE FROM {SCALARS} WHERE key = ?", [parts[-1]])
+        elif isinstance(node, list):
+            for k, child in node:
+                self._drop(parts + [k], child)
+        else:
+            coll = self.collections.pop(".".join(parts))
+            self.conn.execute(f"DROP TABLE {q(coll.table)}")
+            self._tables.discard(coll.table.lower())
+
+    def put(self, path: str, value: Any) -> None:
+        """Replace (or create) the JSON value at a top-level key or a namespace child.
+
+        For handlers that reproduce the original's in-place JSON edits; the value is reloaded
+        into tables with the usual mapping, in the same position of the document.
+        """
+        parts = path.split(".")
+        found = self._node(parts)
+        if found is None:
+            if len(parts) == 1:
+                self.layout.append((path, None))
+                found = (self.layout, len(self.layout) - 1)
+            else:
+                parent = self._node(parts[:-1])
+                if parent is None or not isinstance(parent[0][parent[1]][1], list):
+                    raise StateError(f"no namespace {'.'.join(parts[:-1])!r} to put {path!r} into")
+                children = parent[0][parent[1]][1]
+                children.append((parts[-1], None))
+                found = (children, len(children) - 1)
+        level, idx = found
+        if level[idx][1] is not None:
+            self._drop(parts, level[idx][1])
+        if len(parts) > 1 and _classify(value) == "scalar":
+            raise StateError(f"{path!r} is inside a namespace and must be a list or an object")
+        if len(parts) == 1 and _classify(value) == "scalar":
+            self.conn.execute(f"INSERT INTO {SCALARS} VALUES (?, ?, ?::JSON)", [idx, path, json.dumps(value)])
+            level[idx] = (path, "scalar")
+            return
+        level[idx] = (parts[-1], self._load(parts[-1], parts, value))
 
     # ------------------------------------------------------------------ transactions
 
@@ -382,7 +454,7 @@ class StateDB:
         """All or nothing: a failure rolls back the data and the Python-side layout."""
         saved = (
             copy.deepcopy(self.collections),
-            list(self.layout),
+            copy.deepcopy(self.layout),
             set(self._tables),
         )
         self.conn.execute("BEGIN TRANSACTION")
