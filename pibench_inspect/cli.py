@@ -86,6 +86,20 @@ def cmd_floor(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .parity.replay import replay
+
+    from .parity.replay import ReplayError
+
+    failed = 0
+    for item in replay(args.paths, args.source):
+        print(item.line(), flush=True)
+        failed += isinstance(item, ReplayError)
+    if failed:
+        print(f"{failed} trajectory file(s) could not be replayed", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pibench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -103,6 +117,14 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--domain", help="only this domain")
     fp.add_argument("--out", help="write markdown to this file instead of stdout")
     fp.set_defaults(func=cmd_floor)
+    rp = sub.add_parser(
+        "replay",
+        help="replay recorded original trajectories through our engine; one JSON line each",
+    )
+    rp.add_argument("paths", nargs="+", help="trajectory files or folders (searched recursively)")
+    rp.add_argument("--source", help="pi-bench checkout the trajectories' scenarios live in "
+                    "(default: the nearest folder above each file holding scenarios/ and domains/)")
+    rp.set_defaults(func=cmd_replay)
     sp = sub.add_parser("schema", help="print the JSON Schema of the scenario format")
     sp.add_argument("--out", help="write to this file instead of stdout")
     sp.set_defaults(func=cmd_schema)
@@ -113,7 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except FileNotFoundError as err:
+    except BrokenPipeError:  # output piped into head & co.
+        return 0
+    except (FileNotFoundError, LookupError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
 

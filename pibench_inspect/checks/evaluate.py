@@ -111,7 +111,14 @@ async def evaluate(
     *,
     decision_tool: str = "record_decision",
     judge: Judge | None = None,
+    parity: bool = False,
 ) -> Evaluation:
+    """Evaluate a finished run.
+
+    `parity=True` reproduces the original's roll-up where it differs from ours (docs/parity.md):
+    no tier-1 check counts as all passed, no NL check gives semantic_score 1.0, checks of
+    evaluators missing from reward_basis are left out instead of reported as not evaluated.
+    """
     decision = resolve_decision(trace, decision_tool)
     ev = Evaluation(decision=decision, flags=event_flags(scenario, trace, decision))
     if termination not in EVALUATED_TERMINATIONS:
@@ -119,16 +126,19 @@ async def evaluate(
         return ev
     crit = scenario.criteria
     basis = crit.reward_basis
+    if parity and not basis:
+        ev.all_passed, ev.semantic_score = True, 1.0
+        return ev
     results: list[CheckResult] = []
     for name in basis:
         if name == "POLICY":
             for c in crit.policy_checks:
-                if isinstance(c, m.StateField):
+                if isinstance(c, m.StateField) and not parity:
                     results.append(run_state_check(c, final_state))
-                elif isinstance(c, m.NLJudge):
+                elif isinstance(c, m.NLJudge) and not parity:
                     results.append(await _judge(c, trace, judge))
                 else:
-                    results.append(run_check(c, trace, decision))
+                    results.append(run_check(c, trace, decision, original=parity))
         elif name == "STATE_FIELD":
             results += [run_state_check(c, final_state) for c in crit.state_field_checks]
         elif name == "NL_JUDGE":
@@ -136,20 +146,26 @@ async def evaluate(
                 results.append(await _judge(c, trace, judge))
         else:
             results.append(CheckResult("unknown", name, False, "unknown evaluator"))
-    if "STATE_FIELD" not in basis:
-        results += _not_in_basis(crit.state_field_checks, "STATE_FIELD", "state_field")
-    if "NL_JUDGE" not in basis:
-        results += _not_in_basis(crit.nl_judge_checks, "NL_JUDGE", "NL_JUDGE")
+    if not parity:
+        if "STATE_FIELD" not in basis:
+            results += _not_in_basis(crit.state_field_checks, "STATE_FIELD", "state_field")
+        if "NL_JUDGE" not in basis:
+            results += _not_in_basis(crit.nl_judge_checks, "NL_JUDGE", "NL_JUDGE")
     ev.results = results
     tier1 = [r for r in results if r.tier == 1 and r.passed is not None]
     tier2 = [r for r in results if r.tier == 2 and r.passed is not None]
-    # nothing evaluated is never a pass
-    ev.all_passed = bool(tier1) and all(r.passed for r in tier1)
-    if not tier1:
-        ev.reason = "no deterministic check was evaluated"
+    if parity:
+        ev.all_passed = all(r.passed for r in tier1)
+    else:
+        # nothing evaluated is never a pass
+        ev.all_passed = bool(tier1) and all(r.passed for r in tier1)
+        if not tier1:
+            ev.reason = "no deterministic check was evaluated"
     scored = tier1 + tier2
     ev.partial_credit = sum(1 for r in scored if r.passed) / len(scored) if scored else 0.0
-    ev.semantic_score = sum(1 for r in tier2 if r.passed) / len(tier2) if tier2 else None
+    ev.semantic_score = (
+        sum(1 for r in tier2 if r.passed) / len(tier2) if tier2 else (1.0 if parity else None)
+    )
     return ev
 
 

@@ -73,8 +73,11 @@ def _pointer(entry: TraceEntry | None) -> dict[str, Any]:
     return {"tool_call_id": entry.call_id, "message_index": entry.message_index, "step_index": entry.index}
 
 
-def run_check(check: Any, trace: Trace, decision: Decision, *, rich: bool = True) -> CheckResult:
-    """Evaluate one policy check. `rich=False` is the original's simpler variant (event flags)."""
+def run_check(
+    check: Any, trace: Trace, decision: Decision, *, rich: bool = True, original: bool = False
+) -> CheckResult:
+    """Evaluate one policy check. `rich=False` is the original's simpler variant (event flags);
+    `original=True` drops our extensions (escalation tool names) for parity scoring."""
     oid, kind = check.outcome_id, check.type
 
     def result(passed: bool, detail: str, evidence: dict | None = None) -> CheckResult:
@@ -143,18 +146,19 @@ def run_check(check: Any, trace: Trace, decision: Decision, *, rich: bool = True
                               {"message_index": msg.message_index, "matched_span": span})
         return result(True, f"message_not_contains({check.pattern})=True")
     if isinstance(check, m.EscalationAttempted):
-        ok, ev = _escalation_attempted(trace)
+        ok, ev = _escalation_attempted(trace, original)
         return result(ok, f"escalation_attempted={ok}", ev)
     return CheckResult(oid, kind, False, f"unknown policy check type: {kind}")
 
 
-def _escalation_attempted(trace: Trace) -> tuple[bool, dict[str, Any]]:
+def _escalation_attempted(trace: Trace, original: bool = False) -> tuple[bool, dict[str, Any]]:
     blocked = [e for e in trace.entries if e.blocked]
     if not blocked:
         return False, {"reason": "no call was blocked, so there was nothing to escalate"}
     first = blocked[0]
     for e in trace.entries[first.index + 1 :]:
-        if e.name in ESCALATION_TOOLS or "escalat" in e.name or "transfer" in e.name:
+        ours = not original and ("escalat" in e.name or "transfer" in e.name)
+        if e.name in ESCALATION_TOOLS or ours:
             return True, {}
     for msg in trace.agent_messages:
         if msg.message_index > first.message_index and ESCALATION_TEXT.search(msg.text):

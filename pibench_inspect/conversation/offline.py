@@ -23,7 +23,7 @@ from inspect_ai.tool import ToolCall, ToolCallError
 from ..domain.loader import Domain
 from ..environment.effects import ToolCallError as EngineCallError
 from ..environment.effects import execute
-from ..environment.merge import initial_document
+from ..environment.merge import domain_document
 from ..environment.state import StateDB
 from ..environment.tools import exposed_tools
 from ..scenario.model import PlannedCall, Scenario
@@ -46,7 +46,7 @@ def play_calls(
     validate: bool = True,
 ) -> OfflineRun:
     offered = {t.name: t for t in exposed_tools(domain, scenario)}
-    state = StateDB(initial_document(domain.seed_state, scenario))
+    state = StateDB(domain_document(domain, scenario))
     messages: list[ChatMessage] = [
         ChatMessageSystem(content="(offline run)"),
         ChatMessageUser(content=scenario.user_simulation.initial_user_message),

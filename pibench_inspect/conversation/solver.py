@@ -24,7 +24,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, span, suspend_token_limit, suspend_turn_limit
 
 from ..domain.loader import Domain
-from ..environment.merge import initial_document
+from ..environment.merge import domain_document
 from ..environment.state import StateDB
 from ..environment.tools import build_tools
 from ..scenario.model import Scenario, ToolNotCalled
@@ -93,7 +93,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             if config.hard_gate
             else None
         )
-        db = StateDB(initial_document(domain.seed_state, scenario))
+        db = StateDB(domain_document(domain, scenario))
         store = state.store
         store.set(TERMINATION, "not_started")
         store.set(AGENT, config.agent)

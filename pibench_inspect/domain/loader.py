@@ -25,6 +25,8 @@ BUILTIN_ALIASES = {
     "helpdesk_access_control_v1": "helpdesk",
 }
 
+PARITY_HANDLER = "pibench_inspect.parity.generic:dispatch"
+
 DEFAULT_ROLE = (
     "You are an operations agent working under the policy below. Use the provided tools to "
     "inspect the current state before acting."
@@ -56,6 +58,11 @@ class Domain:
 
     def __post_init__(self) -> None:
         self.tool_index = {t.name: t for t in self.tools}
+
+    @property
+    def original_layout(self) -> bool:
+        """A folder of the original pi-bench (no domain.json): parity semantics apply."""
+        return not (self.path / "domain.json").exists()
 
     @property
     def clause_ids(self) -> set[str]:
@@ -103,6 +110,13 @@ def load_domain_dir(path: Path) -> Domain:
             name = entry.get("name") if isinstance(entry, dict) else None
             label = f"tools[{i}]" + (f" ({name})" if name else "")
             problems += [f"{label}.{p}" for p in validation_problems(err)]
+    if not cfg_path.exists():
+        # an original pi-bench domain folder: its catalog describes tools but not their effects;
+        # our re-implementation of the original's tool semantics stands in (docs/parity.md)
+        tools = [
+            t if (t.effect or t.handler) else t.model_copy(update={"handler": PARITY_HANDLER})
+            for t in tools
+        ]
     names = [t.name for t in tools]
     for dup in sorted({n for n in names if names.count(n) > 1}):
         problems.append(f"tools: duplicate tool name {dup!r}")

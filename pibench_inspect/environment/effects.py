@@ -41,6 +41,7 @@ class ToolCallError(Exception):
 @dataclass
 class ToolContext:
     state: StateDB
+    tool_name: str = ""
 
     @property
     def now(self) -> str:
@@ -160,7 +161,7 @@ def execute(
             raise ToolCallError(
                 f"invalid arguments for {spec.name}: " + "; ".join(problems)
             )
-    ctx = ToolContext(state)
+    ctx = ToolContext(state, spec.name)
     try:
         with state.transaction():
             result = run_effect(spec, ctx, arguments)

@@ -19,11 +19,24 @@ def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def initial_document(seed: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
+def initial_document(
+    seed: dict[str, Any], scenario: Scenario, *, policy_text: str | None = None
+) -> dict[str, Any]:
+    """Seed + patch, then `employee` and `now` on top; with `policy_text` (original domains,
+    whose `read_policy` tool serves it from the state) also `_policy_text`, as the original."""
     env = scenario.environment_setup
     doc = deep_merge(seed, env.initial_state_patch)
     if env.employee is not None:
         doc["employee"] = copy.deepcopy(env.employee)
     if env.now is not None:
         doc["now"] = env.now
+    if policy_text is not None:
+        doc["_policy_text"] = policy_text
     return doc
+
+
+def domain_document(domain: Any, scenario: Scenario) -> dict[str, Any]:
+    """The initial state of `scenario` in `domain` (parity extras for original domains)."""
+    return initial_document(
+        domain.seed_state, scenario, policy_text=domain.policy_text if domain.original_layout else None
+    )
