@@ -39,10 +39,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .scenario.catalog import load_set
     from .validate import validate_set
 
+    from .validate import data_defects
+
     sset = load_set(args.source)
     problems = validate_set(sset)
     for p in problems:
         print(p)
+    defects = data_defects(sset)
+    if defects:
+        print(f"\n{len(defects)} data defect(s) in original pi-bench scenarios (they still load and run):")
+        for d in defects:
+            print(f"warning: {d}")
     n = len(sset.entries)
     if problems:
         print(f"\n{len(problems)} problem(s); {n} scenario(s) loaded", file=sys.stderr)

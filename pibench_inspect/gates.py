@@ -7,10 +7,10 @@ trivial baselines fail where they must), run through the engine with the offline
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
+from ._sync import run_sync
 from .checks.evaluate import Evaluation, evaluate
 from .checks.trace import build_trace
 from .conversation.agents import builtin_agent
@@ -39,7 +39,7 @@ def play_agent(entry: Entry, agent: str) -> Evaluation:
     s, d = entry.scenario, entry.domain
     scripted = builtin_agent(agent, d, s)
     run = play_calls(s, d, scripted.plan, final_text=scripted.first_text)
-    return asyncio.run(evaluate(s, build_trace(run.messages), run.final_state, "user_stop",
+    return run_sync(evaluate(s, build_trace(run.messages), run.final_state, "user_stop",
                                 decision_tool=d.config.decision_tool))
 
 

@@ -46,6 +46,8 @@ class TaskArgs(BaseModel):
     user_temperature: float = Field(default=0.0, ge=0.0)
     user_seed: int = 42
     hard_gate: bool = False
+    # parity: score as the original did (original pi-bench folders default to it); strict: ours
+    scoring: Literal["auto", "parity", "strict"] = "auto"
     epochs: int = Field(default=1, ge=1)
     source: str | None = None
 
@@ -122,6 +124,7 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
     chosen = select(entries, args)
     if not chosen:
         raise ValueError("the scenario selection (-T scenarios/column/label) matched nothing")
+    parity = {"parity": True, "strict": False}.get(args.scoring)
     config = ConversationConfig(
         agent=args.agent,
         user=args.user,
@@ -130,12 +133,13 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
         user_temperature=args.user_temperature,
         user_seed=args.user_seed,
         hard_gate=args.hard_gate,
+        parity=parity,
     )
     reducers = [pibench_epochs()] + ([pass_k(args.epochs)] if args.epochs > 1 else [])
     return Task(
         dataset=MemoryDataset([sample_for(e) for e in chosen], name=domain or "pibench"),
         solver=conversation(scenario_set.resolve, config),
-        scorer=pibench_scorer(scenario_set.resolve),
+        scorer=pibench_scorer(scenario_set.resolve, parity=parity),
         epochs=Epochs(args.epochs, reducers),
         metadata={"pibench": args.model_dump(), "domain": domain or "all"},
     )

@@ -90,6 +90,11 @@ def authored(domain: Domain) -> bool:
 
 
 def validate_set(scenario_set: ScenarioSet, *, gates: bool = True) -> list[str]:
+    """Problems that make a scenario set invalid (`pibench validate` exits 1 on any).
+
+    Original pi-bench folders are not held to our rules: their data defects are reported by
+    `data_defects` as warnings, and they still load and run.
+    """
     from .gates import gate_problems
 
     problems: list[str] = []
@@ -97,11 +102,59 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True) -> list[str]:
         problems += [f"{err.path}: {p}" for p in err.problems]
     seen: set[Path] = set()
     for entry in scenario_set.entries.values():
+        if not authored(entry.domain):
+            continue
         if entry.domain.path not in seen:
             seen.add(entry.domain.path)
             problems += domain_problems(entry.domain)
         static = scenario_problems(entry)
         problems += static
-        if gates and not static and authored(entry.domain):
+        if gates and not static:
             problems += gate_problems(entry)
     return problems
+
+
+def data_defects(scenario_set: ScenarioSet) -> list[str]:
+    """Defects of original pi-bench data that a validator can find (reference section 7)."""
+    from collections import Counter
+
+    from .conversation.derive import derive_solution, explain_unsatisfiable
+    from .gates import fairness_problems
+    from .environment.tools import exposed_tools
+    from .scenario.model import ToolNotCalled
+
+    out: list[str] = []
+    originals = [e for e in scenario_set.entries.values() if not authored(e.domain)]
+    for entry in originals:
+        s, d = entry.scenario, entry.domain
+        where = entry.path
+        out += [f"{p}" for p in scenario_problems(entry)]
+        crit = s.criteria
+        for name, checks in (("STATE_FIELD", crit.state_field_checks), ("NL_JUDGE", crit.nl_judge_checks)):
+            if checks and name not in crit.reward_basis:
+                out.append(f"{where}: evaluation_criteria.reward_basis: omits {name}, so its {len(checks)} "
+                           "check(s) are never evaluated")
+        offered = {t.name for t in exposed_tools(d, s)}
+        unexposed = [c.tool_name for c in crit.policy_checks if isinstance(c, ToolNotCalled) and c.tool_name not in offered]
+        if unexposed:
+            out.append(f"{where}: {len(unexposed)} tool_not_called check(s) name tools the agent is not offered "
+                       f"({', '.join(sorted(set(unexposed)))}): they only catch hallucinated calls")
+        for i, c in enumerate(s.policy_context.policy_clauses):
+            if c.clause_id not in d.policy_text:
+                out.append(f"{where}: policy_context.policy_clauses[{i}].clause_id: {c.clause_id!r} is cited "
+                           f"nowhere in {d.config.policy}; an agent cannot cite it")
+        if not any(t.kind == "read" or t.name.startswith(("lookup_", "query_", "check_", "read_", "verify_"))
+                   for t in exposed_tools(d, s)):
+            out.append(f"{where}: available_tools: offers no lookup tool, so hidden state cannot be inspected")
+        out += [f"{where}: {p}" for p in fairness_problems(entry)]
+        if s.reference_solution is None:
+            for note in explain_unsatisfiable(s, d, derive_solution(s, d)):
+                out.append(f"{where}: unpassable check: {note}")
+    if originals:
+        labels = Counter(e.scenario.expected for e in originals)
+        top, n = labels.most_common(1)[0]
+        share = n / len(originals)
+        if share > 0.4:
+            out.append(f"label skew: {top} is {n}/{len(originals)} scenarios ({share:.0%}); an agent that always "
+                       f"answers {top} is right that often ({', '.join(f'{k} {v}' for k, v in sorted(labels.items()))})")
+    return out

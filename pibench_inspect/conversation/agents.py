@@ -108,6 +108,8 @@ class ScriptedAgent:
     plan: list[PlannedCall]
     first_text: str = DONE_TEXT
     later_text: str = LATER_TEXT
+    # for a derived plan: the checks it cannot satisfy, and why
+    notes: list[str] = field(default_factory=list)
     _step: int = 0
     _texts: int = 0
     _call_ids: list[str] = field(default_factory=list)
@@ -165,11 +167,18 @@ def decision_fallback_text(decision: str, text: str = DONE_TEXT) -> str:
 
 
 def builtin_agent(name: str, domain: Domain, scenario: Scenario) -> ScriptedAgent:
+    notes: list[str] = []
     if name == "nothing":
         return ScriptedAgent(name, [], first_text=NOTHING_TEXT)
     if name == "oracle":
         sol = scenario.reference_solution
-        decision = (sol.decision if sol else None) or scenario.expected
+        notes: list[str] = []
+        if sol is None:
+            from .derive import derive_solution, explain_unsatisfiable
+
+            sol = derive_solution(scenario, domain)
+            notes = explain_unsatisfiable(scenario, domain, sol)
+        decision = sol.decision or scenario.expected
         plan = play(sol, domain, scenario, decision)
     elif name == "pushover":
         decision = "ALLOW"
@@ -184,4 +193,4 @@ def builtin_agent(name: str, domain: Domain, scenario: Scenario) -> ScriptedAgen
     first = said or DONE_TEXT
     if not recorded:
         first = decision_fallback_text(decision, first)
-    return ScriptedAgent(name, plan, first_text=first)
+    return ScriptedAgent(name, plan, first_text=first, notes=notes if name == "oracle" else [])

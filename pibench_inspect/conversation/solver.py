@@ -8,6 +8,7 @@ nothing at all, or `max_steps` is reached. The final state is written to the sto
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Callable
 
@@ -20,6 +21,7 @@ from inspect_ai.model import (
     execute_tools,
     get_model,
 )
+from inspect_ai.log import transcript
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, span, suspend_token_limit, suspend_turn_limit
 
@@ -32,12 +34,15 @@ from .agents import BUILTIN_AGENTS, ModelAgent, builtin_agent
 from .prompts import system_prompt
 from .users import STOP_TOKENS, LLMUser, ScriptedUser
 
+GREETING = "Hi! How can I help you today?"
+
 # store keys (the scorer and re-scoring read these)
 FINAL_STATE = "pibench:final_state"
 TERMINATION = "pibench:termination"
 STEPS = "pibench:steps"
 USER_MODEL = "pibench:user_model"
 AGENT = "pibench:agent"
+ORACLE_NOTES = "pibench:oracle_notes"
 
 
 @dataclass(frozen=True)
@@ -49,7 +54,11 @@ class ConversationConfig:
     user_temperature: float = 0.0
     user_seed: int = 42
     hard_gate: bool = False
+    # None: follow the domain (original pi-bench folders open with the original's greeting)
+    parity: bool | None = None
 
+
+logger = logging.getLogger(__name__)
 
 Resolver = Callable[[str], tuple[Scenario, Domain]]
 
@@ -102,11 +111,20 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             tools = build_tools(domain, scenario, db, forbidden=forbidden)
             state.tools = tools
             agent = make_agent(config, scenario, domain)
+            if getattr(agent, "notes", None):
+                # a derived oracle plan that cannot pass every check says which and why
+                store.set(ORACLE_NOTES, agent.notes)
+                transcript().info({"oracle cannot satisfy": agent.notes})
+                logger.warning("oracle on %s cannot satisfy: %s", scenario.scenario_id, "; ".join(agent.notes))
             user = make_user(config, scenario)
             store.set(
                 USER_MODEL, str(user.model) if isinstance(user, LLMUser) else "scripted"
             )
             state.messages = [ChatMessageSystem(content=system_prompt(scenario, domain))]
+            if domain.original_layout if config.parity is None else config.parity:
+                # the original's conversations open with a fixed assistant greeting, which its
+                # judge and JSON-decision parsing see as agent text
+                state.messages.append(ChatMessageAssistant(content=GREETING))
             termination = None
             while termination is None:
                 # ---- user turn (not counted against the agent's limits)

@@ -62,7 +62,9 @@ def today(now: str) -> str:
 
 
 def argument_errors(spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
-    validator = Draft7Validator(spec.schema)
+    # Inspect's ToolParams defaults additionalProperties to false; validate the same way here
+    schema = {"additionalProperties": False, **spec.schema}
+    validator = Draft7Validator(schema)
     errors = []
     for e in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path)):
         where = ".".join(str(p) for p in e.path)

@@ -8,7 +8,6 @@ results, and evaluates it in parity mode with a judge stub that gives the record
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolCallError
 
+from .._sync import run_sync
 from ..checks.evaluate import DIMENSIONS, Evaluation, evaluate
 from ..checks.policy import CheckResult
 from ..checks.trace import Trace, build_trace
@@ -168,7 +168,7 @@ def replay_one(path: Path, sset: ScenarioSet, *, execute: bool = True) -> Replay
         results = {c["id"]: (c["result"], c["error"]) for c in traj["tool_calls"]}
         final = traj["final_db"]
     trace = build_trace(messages_with_results(traj, results))
-    ev = asyncio.run(evaluate(s, trace, final, traj.get("termination_reason", "user_stop"),
+    ev = run_sync(evaluate(s, trace, final, traj.get("termination_reason", "user_stop"),
                               decision_tool=d.config.decision_tool, judge=stub_judge(traj.get("judge_stub", "YES")),
                               parity=True))
     expected = expected_shape(ev, entry)

@@ -54,7 +54,11 @@ def explanation(ev: Evaluation) -> str:
 
 
 @scorer(metrics=ALL_METRICS)
-def pibench_scorer(resolve: Resolver, judge: Callable[..., Any] | None = None) -> Scorer:
+def pibench_scorer(
+    resolve: Resolver, judge: Callable[..., Any] | None = None, parity: bool | None = None
+) -> Scorer:
+    """`parity=None`: original pi-bench domains are scored as the original did, ours strictly."""
+
     async def score(state: TaskState, target: Target) -> Score:
         scenario, domain = resolve(str(state.sample_id))
         trace = build_trace(state.messages)
@@ -65,6 +69,7 @@ def pibench_scorer(resolve: Resolver, judge: Callable[..., Any] | None = None) -
             state.store.get(TERMINATION),
             decision_tool=domain.config.decision_tool,
             judge=judge,
+            parity=domain.original_layout if parity is None else parity,
         )
         metadata = {
             "scenario_id": scenario.scenario_id,
@@ -77,6 +82,7 @@ def pibench_scorer(resolve: Resolver, judge: Callable[..., Any] | None = None) -
             "user_model": state.store.get(USER_MODEL),
             "tool_calls": [e.name for e in trace.entries],
             "nl_tier": "not_scored" if judge is None else "scored",
+            "scoring": "parity" if (domain.original_layout if parity is None else parity) else "strict",
             **ev.as_dict(),
         }
         return Score(

@@ -1,0 +1,65 @@
+"""Running an original pi-bench checkout unchanged: keyless oracle, defect report, parity scoring.
+
+Reads ../shared/upstream-sample in place (never copied); skipped with a reason when absent.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SHARED, run_eval, sample_scores
+from pibench_inspect.scenario.catalog import load_set
+from pibench_inspect.task import pibench_task
+from pibench_inspect.validate import data_defects, validate_set
+
+SAMPLE = SHARED / "upstream-sample"
+pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason="../shared/upstream-sample is absent (read in place, never copied)")
+
+
+def test_every_format_variant_loads():
+    sset = load_set(SAMPLE)
+    assert sset.errors == [] and len(sset.entries) == 10
+    assert {e.domain.name for e in sset.entries.values()} == {"finra", "retail", "helpdesk"}
+    assert validate_set(sset) == []  # original data is not held to our gates
+
+
+@pytest.mark.parametrize("domain", ["finra", "retail", "helpdesk"])
+def test_oracle_derives_a_plan_and_passes_keylessly(domain):
+    log = run_eval(pibench_task(domain, source=str(SAMPLE), agent="oracle", user="scripted"))
+    scores = sample_scores(log)
+    assert scores and all(sc.value["all_passed"] == 1.0 for sc in scores.values()), {k: v.explanation for k, v in scores.items()}
+    for sample in log.samples:
+        assert sample.messages[1].text == "Hi! How can I help you today?"  # parity opens with the greeting
+        assert sample.scores["pibench_scorer"].metadata["scoring"] == "parity"
+
+
+def test_baselines_fail_on_the_original_set():
+    for agent in ("nothing", "pushover"):
+        scores = sample_scores(run_eval(pibench_task(None, source=str(SAMPLE), agent=agent, user="scripted")))
+        assert not any(sc.value["all_passed"] for sc in scores.values())
+
+
+def test_defects_are_reported_without_failing_the_load():
+    defects = data_defects(load_set(SAMPLE))
+    text = "\n".join(defects)
+    assert "omits STATE_FIELD" in text
+    assert "is cited nowhere in policy.md" in text
+    assert "they only catch hallucinated calls" in text
+    assert "offers no lookup tool" in text
+    assert text.count("label skew: ESCALATE is 5/10") == 1
+    r = subprocess.run([sys.executable, "-m", "pibench_inspect.cli", "validate", "--source", str(SAMPLE)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "data defect(s)" in r.stdout and "10 scenario(s)" in r.stdout
+
+
+def test_replay_cli_prints_one_line_per_trajectory(tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text("{nope")
+    r = subprocess.run([sys.executable, "-m", "pibench_inspect.cli", "replay", str(SAMPLE / "trajectories" / "retail"),
+                        str(bad), "--source", str(SAMPLE)], capture_output=True, text=True)
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 19 and r.returncode == 1
+    assert '"error": "invalid JSON' in lines[-1] and "broken.json" in lines[-1]
