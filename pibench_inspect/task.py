@@ -48,6 +48,8 @@ class TaskArgs(BaseModel):
     hard_gate: bool = False
     # parity: score as the original did (original pi-bench folders default to it); strict: ours
     scoring: Literal["auto", "parity", "strict"] = "auto"
+    # NL judge (tier 2): auto = the grader role, else the model under test, else not scored
+    judge: Literal["auto", "on", "off"] = "auto"
     epochs: int = Field(default=1, ge=1)
     source: str | None = None
 
@@ -139,7 +141,7 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
     return Task(
         dataset=MemoryDataset([sample_for(e) for e in chosen], name=domain or "pibench"),
         solver=conversation(scenario_set.resolve, config),
-        scorer=pibench_scorer(scenario_set.resolve, parity=parity),
+        scorer=pibench_scorer(scenario_set.resolve, judge=args.judge, parity=parity),
         epochs=Epochs(args.epochs, reducers),
         metadata={"pibench": args.model_dump(), "domain": domain or "all"},
     )

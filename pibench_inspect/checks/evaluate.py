@@ -161,7 +161,9 @@ async def evaluate(
         ev.all_passed = bool(tier1) and all(r.passed for r in tier1)
         if not tier1:
             ev.reason = "no deterministic check was evaluated"
-    scored = tier1 + tier2
+    # partial credit: the original counts NL verdicts in it (parity); ours is deterministic,
+    # tier 1 only, so the overall score never depends on a judge (docs/design.md)
+    scored = tier1 + tier2 if parity else tier1
     ev.partial_credit = sum(1 for r in scored if r.passed) / len(scored) if scored else 0.0
     ev.semantic_score = (
         sum(1 for r in tier2 if r.passed) / len(tier2) if tier2 else (1.0 if parity else None)

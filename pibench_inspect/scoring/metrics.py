@@ -165,6 +165,17 @@ def domains() -> Metric:
 
 
 @metric
+def semantic() -> Metric:
+    """Mean NL-judge score over samples whose NL tier was scored; NaN when none was."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        vals = [float(v) for s in scores if (v := _meta(s, "semantic_score")) is not None]
+        return sum(vals) / len(vals) if vals else float("nan")
+
+    return compute
+
+
+@metric
 def repeatability() -> Metric:
     """Across epochs: PolicyPassAll, PolicyPassAny and ViolationEver rates over scenarios."""
 
@@ -181,6 +192,7 @@ def repeatability() -> Metric:
 ALL_METRICS = [
     compliance_rate(),
     overall_score(),
+    semantic(),
     groups(),
     columns(),
     event_flags(),

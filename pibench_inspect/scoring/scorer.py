@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from inspect_ai.model import GenerateConfig, Model, get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from ..checks.evaluate import Evaluation, evaluate
+from ..checks.judge import ModelJudge
 from ..checks.trace import build_trace
 from ..conversation.solver import AGENT, FINAL_STATE, STEPS, TERMINATION, USER_MODEL, Resolver
 from .metrics import ALL_METRICS
@@ -34,8 +36,10 @@ def score_value(ev: Evaluation) -> dict[str, float]:
     return value
 
 
-def explanation(ev: Evaluation) -> str:
+def explanation(ev: Evaluation, nl_tier: str = "scored") -> str:
     head = f"decision {ev.decision.rendered()} via {ev.decision.channel or 'none'}"
+    if nl_tier.startswith("not_scored") and any(r.type == "NL_JUDGE" for r in ev.results):
+        head += f"; NL tier {nl_tier.replace('_', ' ')}"
     if ev.reason:
         head += f"; {ev.reason}"
     failed = ev.failed
@@ -50,25 +54,58 @@ def explanation(ev: Evaluation) -> str:
         lines.append("every evaluated check passed" if ev.results else "no check was evaluated")
     if unevaluated:
         lines.append(f"{len(unevaluated)} check(s) not evaluated (never counted as passed).")
+    errors = [r for r in ev.results if r.status == "judge_error"]
+    if errors:
+        lines.append(f"{len(errors)} NL check(s) had a judge error (excluded from scores): {errors[0].detail}")
+    if ev.semantic_score is not None:
+        lines.append(f"semantic score (NL tier): {ev.semantic_score:.2f}")
     return "\n".join(lines)
+
+
+def is_none_model(model: Model) -> bool:
+    return model.api.model_name == "none" or str(model).startswith("none")
+
+
+def grader(mode: str) -> tuple[ModelJudge | None, str]:
+    """The judge for this sample, and how the NL tier is scored ("scored", "not_scored: why").
+
+    auto: the `grader` role if bound, else the model under test, else not scored (keyless runs).
+    on: as auto, but with no model every NL check is a judge error. off: not scored.
+    """
+    if mode == "off":
+        return None, "not_scored: -T judge=off"
+    model = get_model(role="grader", default="none/none")
+    if is_none_model(model):
+        model = get_model()
+    if is_none_model(model):
+        if mode == "auto":
+            return None, "not_scored: no grader model (bind --model-role grader=PROVIDER/MODEL)"
+        return ModelJudge(None, unavailable="no grader model: bind --model-role grader=PROVIDER/MODEL"), "scored"
+    # role models do not inherit the task's generate config: set the judge's explicitly
+    return ModelJudge(model, GenerateConfig(temperature=0.0)), "scored"
 
 
 @scorer(metrics=ALL_METRICS)
 def pibench_scorer(
-    resolve: Resolver, judge: Callable[..., Any] | None = None, parity: bool | None = None
+    resolve: Resolver, judge: str | Callable[..., Any] = "auto", parity: bool | None = None
 ) -> Scorer:
-    """`parity=None`: original pi-bench domains are scored as the original did, ours strictly."""
+    """`judge`: "auto" | "on" | "off", or a judge callable (tests). `parity=None`: original
+    pi-bench domains are scored as the original did, ours strictly."""
 
     async def score(state: TaskState, target: Target) -> Score:
         scenario, domain = resolve(str(state.sample_id))
         trace = build_trace(state.messages)
+        if isinstance(judge, str):
+            sample_judge, nl_tier = grader(judge)
+        else:
+            sample_judge, nl_tier = judge, "scored"
         ev = await evaluate(
             scenario,
             trace,
             state.store.get(FINAL_STATE),
             state.store.get(TERMINATION),
             decision_tool=domain.config.decision_tool,
-            judge=judge,
+            judge=sample_judge,
             parity=domain.original_layout if parity is None else parity,
         )
         metadata = {
@@ -81,14 +118,15 @@ def pibench_scorer(
             "agent": state.store.get(AGENT),
             "user_model": state.store.get(USER_MODEL),
             "tool_calls": [e.name for e in trace.entries],
-            "nl_tier": "not_scored" if judge is None else "scored",
+            "nl_tier": nl_tier if scenario.criteria.nl_judge_checks else "no_nl_checks",
+            "judge_model": str(sample_judge.model) if isinstance(sample_judge, ModelJudge) and sample_judge.model else None,
             "scoring": "parity" if (domain.original_layout if parity is None else parity) else "strict",
             **ev.as_dict(),
         }
         return Score(
             value=score_value(ev),
             answer=ev.decision.rendered(),
-            explanation=explanation(ev),
+            explanation=explanation(ev, nl_tier),
             metadata=metadata,
         )
 
