@@ -60,8 +60,11 @@ class TaskArgs(BaseModel):
     @field_validator("agent")
     @classmethod
     def _known_agent(cls, v: str) -> str:
-        if v != "model" and v not in BUILTIN_AGENTS:
-            raise ValueError(f"expected 'model' or one of {', '.join(BUILTIN_AGENTS)}, got {v!r}")
+        if v != "model" and v not in BUILTIN_AGENTS and ":" not in v:
+            raise ValueError(
+                f"expected 'model', one of {', '.join(BUILTIN_AGENTS)}, or module:ClassOrFactory "
+                f"implementing pibench_inspect.local.AgentProtocol; got {v!r}"
+            )
         return v
 
 

@@ -30,8 +30,9 @@ from ..environment.merge import domain_document
 from ..environment.state import StateDB
 from ..environment.tools import build_tools
 from ..scenario.model import Scenario, ToolNotCalled
+from ..local.adapter import AgentProtocolError
 from .agents import BUILTIN_AGENTS, ModelAgent, builtin_agent
-from .prompts import system_prompt
+from .prompts import benchmark_context, system_prompt
 from .users import STOP_TOKENS, LLMUser, ScriptedUser
 
 GREETING = "Hi! How can I help you today?"
@@ -43,6 +44,7 @@ STEPS = "pibench:steps"
 USER_MODEL = "pibench:user_model"
 AGENT = "pibench:agent"
 ORACLE_NOTES = "pibench:oracle_notes"
+AGENT_ERROR = "pibench:agent_error"
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,19 @@ def make_user(config: ConversationConfig, scenario: Scenario) -> ScriptedUser | 
     return LLMUser(scenario.user_simulation, model, config.max_user_turns, gen)
 
 
-def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain):
+def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, epoch: int = 1):
     if config.agent == "model":
         return ModelAgent(get_model())
+    if ":" in config.agent:
+        # an external agent implementing the original's five-operation protocol
+        from ..local.adapter import ProtocolAgent, load_agent
+        from ..scoring.payload import derive_seed
+
+        return ProtocolAgent(
+            load_agent(config.agent),
+            benchmark_context(scenario, domain),
+            derive_seed(config.user_seed, scenario.scenario_id, epoch - 1),
+        )
     if config.agent in BUILTIN_AGENTS:
         return builtin_agent(config.agent, domain, scenario)
     raise ValueError(
@@ -89,6 +101,8 @@ def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain):
 
 
 def agent_stop_token(message: ChatMessageAssistant) -> bool:
+    if (message.metadata or {}).get("pibench_stop"):  # an external agent's is_stop() said so
+        return True
     text = message.text.strip()
     return any(tok in text for tok in STOP_TOKENS)
 
@@ -107,10 +121,11 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
         store.set(TERMINATION, "not_started")
         store.set(AGENT, config.agent)
         steps = 0
+        agent = None
         try:
             tools = build_tools(domain, scenario, db, forbidden=forbidden)
             state.tools = tools
-            agent = make_agent(config, scenario, domain)
+            agent = make_agent(config, scenario, domain, state.epoch)
             if getattr(agent, "notes", None):
                 # a derived oracle plan that cannot pass every check says which and why
                 store.set(ORACLE_NOTES, agent.notes)
@@ -142,7 +157,14 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                     if steps >= config.max_steps:
                         termination = "max_steps"
                         break
-                    message = await agent.next(state.messages, tools)
+                    try:
+                        message = await agent.next(state.messages, tools)
+                    except AgentProtocolError as err:
+                        # a broken external agent ends its own run, scored as the original did
+                        store.set(AGENT_ERROR, str(err))
+                        transcript().info({"agent error": str(err)})
+                        termination = "agent_error"
+                        break
                     state.messages.append(message)
                     state.output = ModelOutput.from_message(message)
                     steps += 1
@@ -168,6 +190,8 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             store.set(TERMINATION, "error")
             raise
         finally:
+            if agent is not None and hasattr(agent, "close"):
+                agent.close()
             store.set(STEPS, steps)
             try:
                 store.set(FINAL_STATE, db.export())

@@ -1,0 +1,131 @@
+"""Run an object implementing AgentProtocol as the agent under test.
+
+Our engine executes its tool calls; Inspect records everything as usual. A malformed message or
+an exception from the agent ends the conversation with termination `agent_error` (the run is
+scored on what happened, as in the original) and the reason is kept in the sample's store.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
+from inspect_ai.tool import ToolCall, ToolDef
+
+from .protocol import AgentProtocol
+
+STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+CALL_KEYS = {"id", "name", "arguments", "requestor"}
+
+
+class AgentProtocolError(Exception):
+    """The agent broke the protocol (bad message, exception in generate)."""
+
+
+def load_agent(ref: str) -> AgentProtocol:
+    """`package.module:ClassOrFactory` -> an agent object (called with no arguments)."""
+    module, _, attr = ref.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"-T agent={ref}: cannot load {attr!r} from {module!r}: {err}") from None
+    agent = factory()
+    missing = [m for m in ("init_state", "generate", "is_stop", "set_seed", "stop") if not callable(getattr(agent, m, None))]
+    if missing:
+        raise ValueError(f"-T agent={ref}: the object lacks {', '.join(missing)} (see pibench_inspect.local.AgentProtocol)")
+    return agent  # type: ignore[return-value]
+
+
+def text_of(content: Any) -> str:
+    if isinstance(content, list):
+        return " ".join(b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return content if isinstance(content, str) else ""
+
+
+def to_inspect(message: Any) -> ChatMessageAssistant:
+    """Validate a protocol assistant message (reference 3.1) and convert it."""
+    if not isinstance(message, dict):
+        raise AgentProtocolError(f"generate returned {type(message).__name__}, expected a message dict")
+    calls = message.get("tool_calls")
+    text = text_of(message.get("content"))
+    if calls is not None and (not isinstance(calls, list) or not calls):
+        raise AgentProtocolError("tool_calls must be a non-empty list when present")
+    out_calls = []
+    for i, c in enumerate(calls or []):
+        if not isinstance(c, dict):
+            raise AgentProtocolError(f"tool_calls[{i}] must be an object")
+        extra = set(c) - CALL_KEYS
+        if extra:
+            raise AgentProtocolError(f"tool_calls[{i}] has unknown keys {sorted(extra)} (expected id, name, arguments)")
+        if not isinstance(c.get("id"), str) or not c["id"].strip() or not isinstance(c.get("name"), str) or not c["name"].strip():
+            raise AgentProtocolError(f"tool_calls[{i}] needs a non-blank string id and name")
+        if not isinstance(c.get("arguments"), dict):
+            raise AgentProtocolError(f"tool_calls[{i}].arguments must be an object, not {type(c.get('arguments')).__name__}")
+        out_calls.append(ToolCall(id=c["id"], function=c["name"], arguments=c["arguments"]))
+    if not text.strip() and not out_calls:
+        raise AgentProtocolError("an assistant message needs text or at least one tool call")
+    return ChatMessageAssistant(content=text, tool_calls=out_calls or None)
+
+
+def tool_result(m: ChatMessageTool) -> dict[str, Any]:
+    return {"role": "tool", "id": m.tool_call_id, "content": m.error.message if m.error else m.text,
+            "requestor": "assistant", "error": m.error is not None, "name": m.function}
+
+
+def tool_schema(t: ToolDef) -> dict[str, Any]:
+    return {"name": t.name, "description": t.description,
+            "parameters": t.parameters.model_dump(exclude_none=True)}
+
+
+class ProtocolAgent:
+    """Adapts an AgentProtocol object to the solver's agent interface."""
+
+    name = "protocol"
+
+    def __init__(self, agent: AgentProtocol, context: list[dict], seed: int | None):
+        self.agent = agent
+        self.context = context
+        self.seed = seed
+        self.state: dict | None = None
+        self.seen = 0  # messages of the conversation already delivered
+        self.last: dict | None = None
+
+    def _incoming(self, messages: list[ChatMessage]) -> dict:
+        new = [m for m in messages[self.seen :] if m.role in ("user", "tool")]
+        self.seen = len(messages)
+        tools = [tool_result(m) for m in new if isinstance(m, ChatMessageTool)]
+        if tools:
+            return tools[0] if len(tools) == 1 else {"role": "multi_tool", "tool_messages": tools}
+        users = [m for m in new if isinstance(m, ChatMessageUser)]
+        return {"role": "user", "content": users[-1].text if users else ""}
+
+    async def next(self, messages: list[ChatMessage], tools: list[ToolDef]) -> ChatMessageAssistant:
+        try:
+            if self.state is None:
+                if self.seed is not None:
+                    self.agent.set_seed(self.seed)
+                self.state = self.agent.init_state(self.context, [tool_schema(t) for t in tools], None)
+            incoming = self._incoming(messages)
+            reply, self.state = self.agent.generate(incoming, self.state)
+        except AgentProtocolError:
+            raise
+        except Exception as err:
+            raise AgentProtocolError(f"the agent raised {type(err).__name__}: {err}") from None
+        message = to_inspect(reply)
+        self.seen += 1  # the reply itself is appended by the solver
+        self.last = reply
+        try:
+            stop = bool(self.agent.is_stop(reply)) or text_of(reply.get("content")).strip() in STOP_TOKENS
+        except Exception as err:
+            raise AgentProtocolError(f"is_stop raised {type(err).__name__}: {err}") from None
+        if stop:
+            message.metadata = {"pibench_stop": True}
+        return message
+
+    def close(self) -> None:
+        try:
+            self.agent.stop(self.last, self.state)
+        except Exception:  # the original swallowed errors from stop() as well
+            pass
+
