@@ -6,3 +6,4 @@ from .finra import finra
 from .helpdesk import helpdesk
 from .pibench import pibench
 from .retail import retail
+from .providers import litellm
