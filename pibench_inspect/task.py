@@ -40,6 +40,8 @@ class TaskArgs(BaseModel):
     column: list[str] | None = None  # leaderboard primary column(s)
     label: list[str] | None = None  # expected label(s)
     agent: str = "model"
+    # keyword arguments for a module:ClassOrFactory agent (e.g. {"model_name": "gpt-4o-mini"})
+    agent_args: dict[str, Any] = Field(default_factory=dict)
     user: Literal["llm", "scripted"] = "llm"
     max_steps: int = Field(default=40, ge=2)
     max_user_turns: int = Field(default=8, ge=1)
@@ -139,6 +141,7 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
         user_seed=args.user_seed,
         hard_gate=args.hard_gate,
         parity=parity,
+        agent_args=tuple(sorted(args.agent_args.items())),
     )
     reducers = [pibench_epochs()] + ([pass_k(args.epochs)] if args.epochs > 1 else [])
     return Task(

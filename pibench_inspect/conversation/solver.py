@@ -58,6 +58,7 @@ class ConversationConfig:
     hard_gate: bool = False
     # None: follow the domain (original pi-bench folders open with the original's greeting)
     parity: bool | None = None
+    agent_args: tuple = ()
 
 
 logger = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, e
         from ..scoring.payload import derive_seed
 
         return ProtocolAgent(
-            load_agent(config.agent),
+            load_agent(config.agent, dict(config.agent_args)),
             benchmark_context(scenario, domain),
             derive_seed(config.user_seed, scenario.scenario_id, epoch - 1),
         )

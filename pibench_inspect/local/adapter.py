@@ -23,14 +23,17 @@ class AgentProtocolError(Exception):
     """The agent broke the protocol (bad message, exception in generate)."""
 
 
-def load_agent(ref: str) -> AgentProtocol:
-    """`package.module:ClassOrFactory` -> an agent object (called with no arguments)."""
+def load_agent(ref: str, kwargs: dict[str, Any] | None = None) -> AgentProtocol:
+    """`package.module:ClassOrFactory` -> an agent object (called with `-T agent_args`)."""
     module, _, attr = ref.partition(":")
     try:
         factory = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as err:
         raise ValueError(f"-T agent={ref}: cannot load {attr!r} from {module!r}: {err}") from None
-    agent = factory()
+    try:
+        agent = factory(**(kwargs or {}))
+    except TypeError as err:
+        raise ValueError(f"-T agent={ref}: cannot create it with agent_args {kwargs or {}}: {err}") from None
     missing = [m for m in ("init_state", "generate", "is_stop", "set_seed", "stop") if not callable(getattr(agent, m, None))]
     if missing:
         raise ValueError(f"-T agent={ref}: the object lacks {', '.join(missing)} (see pibench_inspect.local.AgentProtocol)")

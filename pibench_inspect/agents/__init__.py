@@ -1,0 +1,1 @@
+"""Reference agents implementing the local protocol (pibench_inspect.local.AgentProtocol)."""
