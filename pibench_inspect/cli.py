@@ -69,10 +69,14 @@ def scenario_json_schema() -> dict:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    text = json.dumps(scenario_json_schema(), indent=2, sort_keys=True) + "\n"
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"wrote {args.out}")
+    return emit(json.dumps(scenario_json_schema(), indent=2, sort_keys=True) + "\n", args.out)
+
+
+def emit(text: str, out: str | None) -> int:
+    """Write a generated document to `out`, or to stdout."""
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+        print(f"wrote {out}")
     else:
         sys.stdout.write(text)
     return 0
@@ -84,13 +88,7 @@ def cmd_floor(args: argparse.Namespace) -> int:
 
     sset = load_set(args.source)
     domains = [args.domain] if args.domain else sorted({e.domain.name for e in sset.entries.values()})
-    text = floor_table(sset, domains)
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"wrote {args.out}")
-    else:
-        sys.stdout.write(text)
-    return 0
+    return emit(floor_table(sset, domains), args.out)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -105,6 +103,36 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if failed:
         print(f"{failed} trajectory file(s) could not be replayed", file=sys.stderr)
     return 1 if failed else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .reports.logs import ReportInputError
+    from .reports.report import write_report
+
+    try:
+        done = write_report(args.logs, args.out, resamples=args.resamples)
+    except ReportInputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(f"report for {', '.join(done['agents'])}:")
+    for f in done["files"]:
+        print(f"  {f}")
+    return 0
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from .reports.logs import ReportInputError
+    from .reports.rescore import rescore
+
+    try:
+        new = rescore(args.log, args.out, source=args.source, judge=args.judge)
+    except ReportInputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    metrics = new.results.scores[0].metrics if new.results and new.results.scores else {}
+    summary = ", ".join(f"{k} {metrics[k].value:.3f}" for k in ("compliance_rate", "overall_score") if k in metrics)
+    print(f"wrote {args.out} ({len(new.samples or [])} samples re-scored; {summary})")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,6 +160,22 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--source", help="pi-bench checkout the trajectories' scenarios live in "
                     "(default: the nearest folder above each file holding scenarios/ and domains/)")
     rp.set_defaults(func=cmd_replay)
+    rep = sub.add_parser(
+        "report",
+        help="results.json (leaderboard payload + provenance), report.md and charts from Inspect logs",
+    )
+    rep.add_argument("logs", nargs="+", metavar="LOG_OR_DIR",
+                     help="log files or folders; several logs of one agent are pooled as trials, "
+                     "different agents are compared side by side")
+    rep.add_argument("--out", required=True, help="folder to write the report into")
+    rep.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    rep.set_defaults(func=cmd_report)
+    rs = sub.add_parser("rescore", help="re-score a log with the current checks, without re-running the agent")
+    rs.add_argument("log", help="the log to re-score")
+    rs.add_argument("--out", required=True, help="where to write the re-scored log (.eval or .json)")
+    rs.add_argument("--source", help="scenario source to rebuild the scenarios from (default: the log's own)")
+    rs.add_argument("--judge", choices=("auto", "on", "off"), help="NL judge mode (default: the log's own)")
+    rs.set_defaults(func=cmd_rescore)
     sp = sub.add_parser("schema", help="print the JSON Schema of the scenario format")
     sp.add_argument("--out", help="write to this file instead of stdout")
     sp.set_defaults(func=cmd_schema)

@@ -16,6 +16,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 MINI = ROOT / "tests" / "fixtures" / "mini"
 SHARED = ROOT.parent / "shared"
+SAMPLE = SHARED / "upstream-sample"
+NO_SAMPLE = "../shared/upstream-sample is absent (original files are read in place, never copied)"
+TRAJECTORIES = sorted(SAMPLE.glob("trajectories/*/*.json")) if SAMPLE.is_dir() else []
 
 
 @pytest.fixture

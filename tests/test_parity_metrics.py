@@ -10,13 +10,12 @@ import json
 
 import pytest
 
-from conftest import SHARED
+from conftest import NO_SAMPLE, SAMPLE, TRAJECTORIES
 from pibench_inspect.parity.replay import replay_one
 from pibench_inspect.scenario.catalog import load_set
 from pibench_inspect.scoring.payload import derive_seed, leaderboard_payload, metrics_payload
 
-SAMPLE = SHARED / "upstream-sample"
-pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason="../shared/upstream-sample is absent (read in place, never copied)")
+pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason=NO_SAMPLE)
 VARIANTS = sorted(p.stem for p in SAMPLE.glob("expected_metrics/*.json")) if SAMPLE.is_dir() else []
 
 

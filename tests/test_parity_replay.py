@@ -10,13 +10,11 @@ import json
 
 import pytest
 
-from conftest import SHARED
+from conftest import NO_SAMPLE, SAMPLE, TRAJECTORIES
 from pibench_inspect.parity.replay import replay_one
 from pibench_inspect.scenario.catalog import load_set
 
-SAMPLE = SHARED / "upstream-sample"
-pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason="../shared/upstream-sample is absent (read in place, never copied)")
-TRAJECTORIES = sorted(SAMPLE.glob("trajectories/*/*.json")) if SAMPLE.is_dir() else []
+pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason=NO_SAMPLE)
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,12 @@ import sys
 
 import pytest
 
-from conftest import SHARED, run_eval, sample_scores
+from conftest import NO_SAMPLE, SAMPLE, run_eval, sample_scores
 from pibench_inspect.scenario.catalog import load_set
 from pibench_inspect.task import pibench_task
 from pibench_inspect.validate import data_defects, validate_set
 
-SAMPLE = SHARED / "upstream-sample"
-pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason="../shared/upstream-sample is absent (read in place, never copied)")
+pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason=NO_SAMPLE)
 
 
 def test_every_format_variant_loads():

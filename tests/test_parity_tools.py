@@ -11,16 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED
+from conftest import NO_SAMPLE, SAMPLE, TRAJECTORIES
 from pibench_inspect.environment.merge import domain_document
 from pibench_inspect.environment.state import StateDB
 from pibench_inspect.environment.tools import exposed_tools
 from pibench_inspect.parity.execute import execute_original
 from pibench_inspect.scenario.catalog import load_set
 
-SAMPLE = SHARED / "upstream-sample"
-pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason="../shared/upstream-sample is absent (read in place, never copied)")
-TRAJECTORIES = sorted(SAMPLE.glob("trajectories/*/*.json")) if SAMPLE.is_dir() else []
+pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason=NO_SAMPLE)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from inspect_ai.model import (
     ChatMessage,
@@ -55,8 +55,14 @@ class ModelAgent:
         return output.message
 
 
-def fill_arguments(spec: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:
-    """`given` plus a neutral value for every other required parameter (for baseline agents)."""
+NEUTRAL = {"array": [], "object": {}, "integer": 0, "number": 0, "boolean": False}
+
+
+def fill_arguments(
+    spec: ToolSpec, given: dict[str, Any], guess: Callable[[str], Any] | None = None
+) -> dict[str, Any]:
+    """`given` plus a value for every other required parameter: the first enum value, else what
+    `guess(name)` finds for a string parameter, else a neutral value of the parameter's type."""
     schema = spec.schema
     args = dict(given)
     for name in schema.get("required", []):
@@ -68,13 +74,8 @@ def fill_arguments(spec: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:
             continue
         kind = prop.get("type", "string")
         kind = kind[0] if isinstance(kind, list) else kind
-        args[name] = {
-            "array": [],
-            "object": {},
-            "integer": 0,
-            "number": 0,
-            "boolean": False,
-        }.get(kind, "not provided")
+        found = guess(name) if guess and kind == "string" else None
+        args[name] = found if found is not None else NEUTRAL.get(kind, "not provided")
     return args
 
 

@@ -18,6 +18,7 @@ from ..checks.trace import build_trace
 from ..domain.loader import Domain
 from ..environment.merge import domain_document
 from ..scenario import model as m
+from .agents import fill_arguments
 
 HELD_PATH = re.compile(r"^activity\.pending_requests\[request_id=([^\]]+)\]\.status$")
 
@@ -70,23 +71,7 @@ def _first_value(doc: Any, key: str) -> Any:
 
 def _fill_required(domain: Domain, tool: str, args: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
     spec = domain.tool_index.get(tool)
-    if spec is None:
-        return args
-    schema = spec.schema
-    out = dict(args)
-    for name in schema.get("required", []):
-        if name in out:
-            continue
-        prop = schema.get("properties", {}).get(name, {})
-        if prop.get("enum"):
-            out[name] = prop["enum"][0]
-            continue
-        kind = prop.get("type", "string")
-        found = _first_value(doc, name) if kind == "string" else None
-        out[name] = found if found is not None else {
-            "array": [], "object": {}, "integer": 0, "number": 0, "boolean": False,
-        }.get(kind, "not provided")
-    return out
+    return fill_arguments(spec, args, lambda name: _first_value(doc, name)) if spec else args
 
 
 def derive_solution(scenario: m.Scenario, domain: Domain) -> m.Solution:
