@@ -176,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--source", help="scenario source to rebuild the scenarios from (default: the log's own)")
     rs.add_argument("--judge", choices=("auto", "on", "off"), help="NL judge mode (default: the log's own)")
     rs.set_defaults(func=cmd_rescore)
+    from .run_cli import add_run_commands
+
+    add_run_commands(sub)
     sp = sub.add_parser("schema", help="print the JSON Schema of the scenario format")
     sp.add_argument("--out", help="write to this file instead of stdout")
     sp.set_defaults(func=cmd_schema)

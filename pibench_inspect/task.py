@@ -42,7 +42,7 @@ class TaskArgs(BaseModel):
     agent: str = "model"
     # keyword arguments for a module:ClassOrFactory agent (e.g. {"model_name": "gpt-4o-mini"})
     agent_args: dict[str, Any] = Field(default_factory=dict)
-    user: Literal["llm", "scripted"] = "llm"
+    user: Literal["llm", "scripted", "solo"] = "llm"
     max_steps: int = Field(default=40, ge=2)
     max_user_turns: int = Field(default=8, ge=1)
     user_temperature: float = Field(default=0.0, ge=0.0)

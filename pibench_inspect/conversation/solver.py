@@ -33,7 +33,7 @@ from ..scenario.model import Scenario, ToolNotCalled
 from ..local.adapter import AgentProtocolError
 from .agents import BUILTIN_AGENTS, ModelAgent, builtin_agent
 from .prompts import benchmark_context, system_prompt
-from .users import STOP_TOKENS, LLMUser, ScriptedUser
+from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
 
 GREETING = "Hi! How can I help you today?"
 
@@ -66,11 +66,13 @@ logger = logging.getLogger(__name__)
 Resolver = Callable[[str], tuple[Scenario, Domain]]
 
 
-def make_user(config: ConversationConfig, scenario: Scenario) -> ScriptedUser | LLMUser:
+def make_user(config: ConversationConfig, scenario: Scenario) -> ScriptedUser | LLMUser | SoloUser:
     if config.user == "scripted":
         return ScriptedUser(scenario.user_simulation)
+    if config.user == "solo":
+        return SoloUser(scenario.user_simulation)
     if config.user != "llm":
-        raise ValueError(f"-T user={config.user!r}: expected 'llm' or 'scripted'")
+        raise ValueError(f"-T user={config.user!r}: expected 'llm', 'scripted' or 'solo'")
     model = get_model(role="user", default=get_model())
     if model.api.model_name == "none" or str(model) == "none/none":
         raise ValueError(
@@ -134,7 +136,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                 logger.warning("oracle on %s cannot satisfy: %s", scenario.scenario_id, "; ".join(agent.notes))
             user = make_user(config, scenario)
             store.set(
-                USER_MODEL, str(user.model) if isinstance(user, LLMUser) else "scripted"
+                USER_MODEL, str(user.model) if isinstance(user, LLMUser) else user.name
             )
             state.messages = [ChatMessageSystem(content=system_prompt(scenario, domain))]
             if domain.original_layout if config.parity is None else config.parity:
@@ -151,7 +153,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                 if turn.text:
                     state.messages.append(ChatMessageUser(content=turn.text))
                 if turn.stop:
-                    termination = "user_stop"
+                    termination = "agent_stop" if turn.stop == SOLO_DONE else "user_stop"
                     break
                 # ---- agent turn: messages and tool executions until it answers in text
                 while True:

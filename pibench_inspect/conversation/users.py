@@ -50,6 +50,22 @@ class ScriptedUser:
         return split_stop(lines[turn]) if turn < len(lines) else UserTurn("", "###STOP###")
 
 
+@dataclass
+class SoloUser:
+    """No simulated user: the request arrives once, as a ticket; the agent's first answer in
+    text ends the run (the original fed text back to the agent and stopped after five)."""
+
+    sim: UserSimulation
+    name: str = "solo"
+    _turn: int = 0
+
+    async def next(self, messages: list[ChatMessage]) -> UserTurn:
+        turn, self._turn = self._turn, self._turn + 1
+        return UserTurn(self.sim.initial_user_message) if turn == 0 else UserTurn("", SOLO_DONE)
+
+
+SOLO_DONE = "solo_done"
+
 GUIDELINES = """You are role-playing a person contacting a company's support representative.
 Play only the character described in the <scenario> block. Write one short, natural message
 per turn (one to three sentences), using only what the scenario block says, what you have said

@@ -1,0 +1,81 @@
+"""`pi run SCENARIO_FILE` and `pi run-domain DOMAIN`: the original CLI's flags, run on Inspect.
+
+Flag mapping: --agent-llm -> --model (or --agent for a built-in / module:Class agent);
+--user-llm -> the `user` model role; --solo / --no-solo -> `-T user=solo` / a simulated user
+(scripted unless --user-llm is given, as in the original); --trials -> epochs;
+--concurrency -> max_samples; --seed -> Inspect's seed; --max-steps -> `-T max_steps`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def add_run_commands(sub: Any) -> None:
+    for name, what in (("run", "one scenario file"), ("run-domain", "every scenario of a domain")):
+        p = sub.add_parser(name, help=f"run {what} (the original pi CLI's flags)")
+        if name == "run":
+            p.add_argument("scenario_file", help="a scenario JSON file")
+        else:
+            p.add_argument("domain", help="finra, retail, helpdesk (or an original alias)")
+            p.add_argument("--source", help="a folder holding scenarios/ and domains/ (default: the shipped set)")
+        p.add_argument("--agent-llm", default=None, help="model under test (Inspect model string, e.g. openai/gpt-4o-mini or litellm/...)")
+        p.add_argument("--agent", default=None, help="a built-in agent (oracle, nothing, ...) or module:ClassOrFactory")
+        p.add_argument("--user-llm", default=None, help="model for the simulated user")
+        solo = p.add_mutually_exclusive_group()
+        solo.add_argument("--solo", dest="solo", action="store_true", default=(name == "run"),
+                          help="no simulated user: the request arrives as a ticket" + (" (default)" if name == "run" else ""))
+        solo.add_argument("--no-solo", dest="solo", action="store_false",
+                          help="simulated user (scripted unless --user-llm)" + (" (default)" if name != "run" else ""))
+        p.add_argument("--trials", type=int, default=1, help="runs per scenario (Inspect epochs)")
+        p.add_argument("--concurrency", type=int, default=None, help="samples in flight (Inspect max_samples)")
+        p.add_argument("--seed", type=int, default=None, help="generation seed")
+        p.add_argument("--max-steps", type=int, default=40, help="conversation step limit")
+        p.add_argument("--log-dir", default="logs", help="where Inspect writes the log (default ./logs)")
+        p.set_defaults(func=cmd_run)
+
+
+def scenario_source(path: Path) -> tuple[Path | None, str]:
+    """(source root or None for the shipped set, scenario id) of a scenario file."""
+    from .paths import data_root
+    from .scenario.loader import load_scenario
+
+    scenario = load_scenario(path)
+    for parent in path.resolve().parents:
+        if (parent / "scenarios").is_dir() and (parent / "domains").is_dir():
+            return (None if parent == data_root().resolve() else parent), scenario.scenario_id
+    raise FileNotFoundError(f"{path}: no folder above it holds scenarios/ and domains/")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from inspect_ai import eval as inspect_eval
+
+    from .task import pibench_task
+
+    task_args: dict[str, Any] = {"max_steps": args.max_steps, "epochs": args.trials}
+    if args.solo:
+        task_args["user"] = "solo"
+    elif not args.user_llm:
+        task_args["user"] = "scripted"
+    if args.agent:
+        task_args["agent"] = args.agent
+    if getattr(args, "scenario_file", None):
+        source, sid = scenario_source(Path(args.scenario_file))
+        task_args.update(scenarios=sid, source=str(source) if source else None)
+        task = pibench_task(None, **task_args)
+    else:
+        task = pibench_task(args.domain, source=args.source, **task_args)
+    model = args.agent_llm or ("none" if args.agent else None)
+    if model is None:
+        raise SystemExit("error: pass --agent-llm MODEL (or --agent NAME for a built-in or your own agent)")
+    logs = inspect_eval(
+        task,
+        model=model,
+        model_roles={"user": args.user_llm} if args.user_llm else None,
+        max_samples=args.concurrency,
+        seed=args.seed,
+        log_dir=args.log_dir,
+    )
+    return 0 if logs and logs[0].status == "success" else 1
