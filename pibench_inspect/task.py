@@ -18,6 +18,7 @@ from . import _bootstrap  # noqa: F401  (environment set-up before litellm can l
 from .conversation.agents import BUILTIN_AGENTS
 from .conversation.solver import ConversationConfig, conversation
 from .scenario.catalog import Entry, ScenarioSet, load_set
+from .scenario.content_hash import content_hash
 from .scoring.reducers import pibench_epochs
 from .scoring.scorer import pibench_scorer
 
@@ -149,5 +150,9 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
         solver=conversation(scenario_set.resolve, config),
         scorer=pibench_scorer(scenario_set.resolve, judge=args.judge, parity=parity),
         epochs=Epochs(args.epochs, reducers),
-        metadata={"pibench": args.model_dump(), "domain": domain or "all"},
+        metadata={
+            "pibench": args.model_dump(),
+            "domain": domain or "all",
+            "scenario_set": content_hash(str(scenario_set.source) if scenario_set.source else None),
+        },
     )

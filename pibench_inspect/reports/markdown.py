@@ -1,0 +1,196 @@
+"""report.md: what a reader needs to trust and use a result, per agent and side by side."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import TYPE_CHECKING, Any
+
+from ..scenario.model import LABELS
+from ..scoring.metrics import COLUMNS, GROUPS
+from .usage import ROLES
+
+if TYPE_CHECKING:
+    from .report import AgentResult
+
+FLAG_NAMES = {
+    "violation_rate": "violation (V_r)", "under_refusal_rate": "under-refusal (UR_r, DENY runs)",
+    "over_refusal_rate": "over-refusal (OR_r, ALLOW runs)", "escalation_accuracy_rate": "escalation accuracy (EA_r, ESCALATE runs)",
+    "attempt_rate": "forbidden tool attempted (AT_r)",
+}
+TOP_MISSED = 15
+
+
+def cell(v: Any) -> str:
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def table(head: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(cell(x) for x in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def ci_text(ci: dict[str, Any], key: str) -> list[str]:
+    c = ci.get(key)
+    if not c:
+        return ["—", "no runs", "0"]
+    return [pct(c["value"]), f"[{c['low']:.3f}, {c['high']:.3f}]", str(c["n_scenarios"])]
+
+
+def status_line(a: AgentResult) -> str:
+    m = a.payload["results"][0]["metrics"]
+    if not a.rows:
+        return "**This log holds no samples: there is nothing to score.**\n"
+    line = f"{m['total_scenarios']} runs ({len({r['scenario_id'] for r in a.rows})} scenarios): {m['completed']} completed, {m['errors']} errored."
+    if not m["completed"]:
+        reasons = Counter(r.get("error", "") for r in a.rows)
+        line += "\n\n**Every run ended on an error, so no score is given.** Errors: " + "; ".join(
+            f"{cell(k)} ({n})" for k, n in reasons.most_common(3))
+    elif m["errors"]:
+        line += " Errored runs are left out of every score (and count in the leaderboard's task rewards as 0)."
+    return line + "\n"
+
+
+def provenance_md(a: AgentResult) -> str:
+    prov = a.payload["pibench_inspect"]["provenance"]
+    rows = []
+    for lp in prov["logs"]:
+        s = lp["scenario_set"]
+        mods = lp["models"]
+        judge = ", ".join(mods["judge"]["models"]) or ("not scored" if any(t.startswith("not_scored") for t in mods["judge"]["nl_tier"]) else "—")
+        rows.append([
+            lp["log"].rsplit("/", 1)[-1], lp["status"], (s["sha256"] or "unavailable")[:16], s["source"],
+            f"{mods['agent']['agent']} / {mods['agent']['model']} {mods['agent']['generate_config'] or ''}".strip(),
+            f"{', '.join(mods['user']['models']) or mods['user']['mode']} (T={mods['user']['generate_config']['temperature']}, seed={mods['user']['generate_config']['seed']})",
+            f"{judge} (T=0)", lp["epochs"], lp["inspect_ai_version"],
+        ])
+    notes = sorted({lp["scenario_set"].get("note", "") for lp in prov["logs"]} - {""})
+    return (f"pibench-inspect {prov['pibench_inspect_version']}; scenario-set hash is sha256 of scenarios/ and domains/"
+            + (f" ({'; '.join(notes)})" if notes else "") + ".\n\n"
+            + table(["log", "status", "scenario set", "source", "agent / model", "user", "judge", "epochs", "inspect"], rows))
+
+
+def headline(a: AgentResult) -> str:
+    m = a.payload["results"][0]["metrics"]
+    ci = a.ci
+    rows = [["**overall score**", *ci_text(ci, "overall_score")], ["**compliance rate**", *ci_text(ci, "compliance_rate")]]
+    rows += [[f"group: {g}", *ci_text(ci, g)] for g in GROUPS]
+    rows += [[f"column: {c}", *ci_text(ci, c)] for c in COLUMNS]
+    sem = [r["semantic_score"] for r in a.rows if r["status"] == "completed" and r["semantic_score"] is not None]
+    rows.append(["semantic (NL judge)", pct(sum(sem) / len(sem)) if sem else "not scored", "", str(len(sem))])
+    for k, v in m["event_flag_rates"].items():
+        rows.append([f"flag: {FLAG_NAMES.get(k, k)}", pct(v), "", ""])
+    return table(["statistic", "value", "95% CI", "scenarios"], rows)
+
+
+def repeatability(a: AgentResult) -> str:
+    if not a.pass_k or max(a.pass_k) < 2:
+        return ""
+    rep = a.payload["results"][0]["metrics"].get("repeatability", {}).get("aggregate", {})
+    out = "### Repeatability\n\n" + table(["k", "pass^k", "scenarios"],
+                                           [[k, pct(v["pass_hat_k"]), v["scenarios"]] for k, v in a.pass_k.items()])
+    out += "\npass^k: the chance that k runs of a scenario all pass (unbiased C(c,k)/C(n,k) per scenario, averaged).\n\n"
+    out += table(["PolicyPassAll", "PolicyPassAny", "ViolationEver"],
+                 [[pct(rep.get("policy_pass_all_rate")), pct(rep.get("policy_pass_any_rate")), pct(rep.get("violation_ever_rate"))]])
+    return out + "\n"
+
+
+def by_group_of(a: AgentResult, key: str, order: list[str] | None = None) -> str:
+    acc: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in a.rows:
+        if r["status"] == "completed":
+            acc[str(r.get(key) or "unknown")].append(r)
+    names = [n for n in (order or []) if n in acc] + sorted(n for n in acc if n not in (order or []))
+    rows = []
+    for n in names:
+        runs = acc[n]
+        passed = sum(bool(r["all_passed"]) for r in runs)
+        decisions = Counter(r["canonical_decision"] or "INVALID" for r in runs)
+        rows.append([n, len(runs), passed, pct(passed / len(runs)),
+                     pct(sum(r["partial_credit"] for r in runs) / len(runs)),
+                     ", ".join(f"{d} {c}" for d, c in decisions.most_common())])
+    return table([key.replace("_", " "), "runs", "passed", "compliance", "mean partial credit", "decisions"], rows) if rows else "no completed runs\n"
+
+
+def missed_checks(a: AgentResult) -> str:
+    miss: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in a.rows:
+        for c in r["checks"]:
+            key = (r["scenario_id"], str(c.get("outcome_id")))
+            e = miss.setdefault(key, {"runs": 0, "missed": 0, "check": c, "row": r})
+            e["runs"] += c.get("passed") is not None
+            e["missed"] += c.get("passed") is False
+    top = sorted((e for e in miss.values() if e["missed"]), key=lambda e: (-e["missed"], e["row"]["scenario_id"]))[:TOP_MISSED]
+    if not top:
+        return "No check failed.\n"
+    rows = []
+    for e in top:
+        c, r = e["check"], e["row"]
+        clause = "; ".join(r["clauses"]) or ("no clause recorded" if r["scenario_file_found"] else "no clause recorded (scenario file not found)")
+        rows.append([f"{r['scenario_id']} / {c.get('outcome_id')}", c.get("type"), f"{e['missed']}/{e['runs']}",
+                     clause, c.get("notes") or "—", c.get("detail", "")])
+    return table(["scenario / check", "type", "missed/runs", "clause tested", "check notes", "detail"], rows)
+
+
+def money(u: dict[str, Any]) -> str:
+    if u["cost"] is None:
+        return "tokens only (no price known)" if u["calls"] else "—"
+    return f"${u['cost']:.4f}" + ("" if u["cost_complete"] else " (some calls unpriced)")
+
+
+def usage_md(a: AgentResult) -> str:
+    if not any(u["calls"] or u["total_tokens"] for u in a.usage.values()):
+        return "No model calls were made (keyless run): 0 tokens, no cost.\n"
+    rows = [[role, ", ".join(u["models"]) or "—", u["calls"], u["input_tokens"], u["output_tokens"], u["total_tokens"], money(u)]
+            for role, u in a.usage.items()]
+    out = table(["role", "models", "calls", "input tokens", "output tokens", "total tokens", "cost"], rows)
+    per = [[r["scenario_id"], r["trial"], *(r["usage"][x]["total_tokens"] for x in ROLES),
+            money({**r["usage"]["agent"], "cost": sum(r["usage"][x]["cost"] or 0 for x in ROLES),
+                   "cost_complete": all(r["usage"][x]["cost_complete"] for x in ROLES)})] for r in a.rows]
+    return out + "\n<details><summary>per sample</summary>\n\n" + table(
+        ["scenario", "trial", "agent tokens", "user tokens", "judge tokens", "cost"], per) + "\n</details>\n"
+
+
+def agent_section(a: AgentResult, heading: str) -> str:
+    parts = [f"{heading} {a.agent}\n", status_line(a), "### Provenance\n", provenance_md(a)]
+    if not any(r["status"] == "completed" for r in a.rows):
+        parts.append(f"\nLeaderboard payload: `{a.files.get('results')}` (all runs errored or none).\n")
+        return "\n".join(parts)
+    parts += [
+        "### Headline\n", headline(a),
+        f"95% intervals: {a.payload['pibench_inspect']['confidence_intervals']['method']}; overall and groups "
+        "are means over columns, compliance is over runs.\n",
+        repeatability(a),
+        "### By domain\n", by_group_of(a, "domain"),
+        "### By label\n", by_group_of(a, "label", list(LABELS)),
+        "### Checks most often missed\n", missed_checks(a),
+        "### Tokens and cost\n", usage_md(a),
+        "### Files\n",
+        f"Leaderboard payload (submit as is): `{a.files.get('results')}`\n",
+        f"![columns]({a.files.get('columns')})\n\n![decisions]({a.files.get('confusion')})\n",
+    ]
+    return "\n".join(p for p in parts if p)
+
+
+def comparison(results: list[AgentResult]) -> str:
+    keys = ["overall_score", "compliance_rate", *GROUPS, *COLUMNS]
+    rows = [[k.replace("_", " ")] + [
+        (f"{a.ci[k]['value']:.3f} [{a.ci[k]['low']:.2f}, {a.ci[k]['high']:.2f}]" if k in a.ci else "—") for a in results]
+        for k in keys]
+    return table(["statistic", *(a.agent for a in results)], rows)
+
+
+def render(results: list[AgentResult], compare: str | None = None) -> str:
+    out = ["# pi-bench report\n"]
+    if len(results) > 1:
+        out += ["## Agents compared\n", comparison(results)]
+        if compare:
+            out.append(f"\n![agents compared]({compare})\n")
+        out += [agent_section(a, "## Agent:") for a in results]
+    else:
+        out.append(agent_section(results[0], "## Agent:"))
+    return "\n".join(out)

@@ -1,0 +1,59 @@
+"""Re-score a log after a scenario's checks were fixed, without re-running the agent.
+
+Everything the scorer reads is in the log (each sample's messages and its stored final state,
+`pibench:final_state`), so Inspect's own `score()` re-runs the pibench scorer on the logged
+samples with scenarios rebuilt from the log's source (or another one), then recomputes the
+metrics and epoch reductions. The new log records what it was re-scored from.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from inspect_ai import score as inspect_score
+from inspect_ai.log import EvalLog, write_eval_log
+from inspect_ai.scorer import pass_k
+
+from ..scenario.catalog import load_set
+from ..scoring.reducers import pibench_epochs
+from ..scoring.scorer import pibench_scorer
+from ..task import parse_args
+from .logs import ReportInputError, load_logs
+
+
+def rescore(log_path: str | Path, out: str | Path, *, source: str | None = None, judge: str | None = None) -> EvalLog:
+    loaded = load_logs([log_path])
+    if len(loaded) != 1:
+        raise ReportInputError(f"{log_path}: give one log file to re-score, not a folder of {len(loaded)}")
+    log = loaded[0].log
+    if not log.samples:
+        raise ReportInputError(f"{log_path}: the log holds no samples to re-score")
+    recorded = loaded[0].args
+    try:
+        args = parse_args({**recorded, **({"source": source} if source else {}), **({"judge": judge} if judge else {})})
+    except ValueError as err:
+        raise ReportInputError(f"{log_path}: its task arguments do not parse ({err})") from None
+    try:
+        sset = load_set(args.source)
+    except FileNotFoundError as err:
+        raise ReportInputError(f"{log_path}: cannot rebuild its scenarios ({err}); pass --source") from None
+    missing = sorted({str(s.id) for s in log.samples} - set(sset.entries))
+    if missing:
+        raise ReportInputError(f"{log_path}: scenario(s) {', '.join(missing)} not found under "
+                               f"{sset.source or 'the shipped set'}; pass --source")
+    parity = {"parity": True, "strict": False}.get(args.scoring)
+    epochs = log.eval.config.epochs or 1
+    reducers = [pibench_epochs()] + ([pass_k(epochs)] if epochs > 1 else [])
+    new = inspect_score(log, pibench_scorer(sset.resolve, judge=args.judge, parity=parity),
+                        epochs_reducer=reducers, action="overwrite", display="none")
+    meta = dict(new.eval.metadata or {})
+    meta["pibench"] = {**meta.get("pibench", {}), "source": args.source, "judge": args.judge}
+    meta["pibench_rescored"] = {"from": str(loaded[0].path), "at": datetime.now(timezone.utc).isoformat(),
+                                "source": str(sset.source) if sset.source else "shipped", "judge": args.judge}
+    new.eval.metadata = meta
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_eval_log(new, str(out))
+    new.location = str(out)
+    return new

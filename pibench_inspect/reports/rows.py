@@ -1,0 +1,148 @@
+"""One row per sample-epoch (the leaderboard payload's input) and one row per check.
+
+Rows are built from what the scorer stored (score value and metadata) so a report needs no
+scenario files; those are read only for what the log does not carry: the scenario's raw
+`meta.domain` (the original keys domains by it) and its policy clauses (for the missed-checks
+table). A sample that ended on an error has no score: it becomes a row with status "error".
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import EvalSample
+
+from .. import __version__
+from ..checks.evaluate import DIMENSIONS
+from ..scoring.payload import derive_seed
+from ..scoring.scorer import FLAGS
+from .logs import LoadedLog
+from .usage import sample_usage
+
+SCORER = "pibench_scorer"
+
+
+@lru_cache(maxsize=None)
+def scenario_json(path: str | None) -> dict[str, Any]:
+    """The raw scenario file, or {} when it has moved (the report then says so)."""
+    if not path:
+        return {}
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def clauses(sample_meta: dict[str, Any]) -> list[str]:
+    raw = scenario_json(sample_meta.get("scenario_file"))
+    out = []
+    for c in (raw.get("policy_context") or {}).get("policy_clauses") or []:
+        if isinstance(c, dict) and c.get("clause_id"):
+            out.append(" ".join(str(x) for x in (c["clause_id"], c.get("section")) if x))
+    return out
+
+
+def dimensions(checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The original's 7 dimensions with full check records (reference 4.6); the score metadata
+    keeps only outcome ids, and the leaderboard's outcome_checks are derived from these."""
+    kind = {t: key for key, (_n, types) in DIMENSIONS.items() for t in types}
+    out = {}
+    for key, (name, _types) in DIMENSIONS.items():
+        mine = [
+            {"outcome_id": c["outcome_id"], "type": c["type"], "passed": c["passed"], "detail": c.get("detail", "")}
+            for c in checks
+            if c.get("passed") is not None and kind.get(c["type"], "outcomes") == key
+        ]
+        out[key] = {"name": name, "passed": all(c["passed"] for c in mine), "checks": mine,
+                    "failed_checks": [c for c in mine if not c["passed"]]}
+    return out
+
+
+def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, Any]:
+    smeta = dict(sample.metadata or {})
+    score = (sample.scores or {}).get(SCORER)
+    md = dict(score.metadata or {}) if score is not None else {}
+    sid = str(md.get("scenario_id") or sample.id)
+    raw = scenario_json(smeta.get("scenario_file"))
+    domain_name = md.get("domain") or smeta.get("domain")
+    errored = sample.error is not None or score is None
+    value = score.value if score is not None and isinstance(score.value, dict) else {}
+    checks = list(md.get("checks") or [])
+    row: dict[str, Any] = {
+        # the leaderboard payload's fields (reference 4.10)
+        "scenario_id": sid,
+        "trial": trial,
+        "label": md.get("label") or smeta.get("label") or "",
+        "status": "error" if errored else "completed",
+        "all_passed": bool(value.get("all_passed")) and not errored,
+        "reward": 1.0 if value.get("all_passed") and not errored else 0.0,
+        "partial_credit": float(value.get("partial_credit", 0.0)) if not errored else 0.0,
+        "semantic_score": md.get("semantic_score"),
+        "leaderboard_primary": md.get("column") or smeta.get("column"),
+        "domain": (raw.get("meta") or {}).get("domain") or domain_name,
+        "domain_name": domain_name,
+        "event_flags": {f: bool(value.get(f)) for f in FLAGS} if not errored else {},
+        "canonical_decision": md.get("canonical_decision"),
+        "decision_channel": md.get("decision_channel"),
+        "decision_valid": md.get("decision_valid"),
+        "decision_error": md.get("decision_error"),
+        "dimensions": dimensions(checks),
+        "tool_calls": list(md.get("tool_calls") or []),
+        "seed": derive_seed(int(loaded.args.get("user_seed", 42)), sid, trial),
+        "duration": sample.total_time,
+        "benchmark_version": __version__,
+    }
+    if errored:
+        row["error"] = sample.error.message if sample.error else "sample has no pibench score"
+    # ours, for the report and the notebook (the payload copies only the fields above)
+    row.update(
+        agent=loaded.agent_id,
+        log=str(loaded.path),
+        epoch=sample.epoch,
+        answer=score.answer if score is not None else None,
+        termination=md.get("termination"),
+        nl_tier=md.get("nl_tier"),
+        judge_model=md.get("judge_model"),
+        user_model=(sample.store or {}).get("pibench:user_model") or md.get("user_model"),
+        checks=checks,
+        clauses=clauses(smeta),
+        scenario_file_found=bool(raw),
+        usage=sample_usage(sample),
+    )
+    return row
+
+
+def log_rows(logs: list[LoadedLog]) -> list[dict[str, Any]]:
+    """Rows of every sample-epoch, sorted by (agent, scenario, trial) as the original sorts its
+    results. Several logs of one agent are further trials: their epochs continue the count."""
+    rows = []
+    offset: dict[tuple[str, str], int] = {}
+    for loaded in logs:
+        seen: dict[tuple[str, str], int] = {}
+        for sample in loaded.log.samples or []:
+            key = (loaded.agent_id, str(sample.id))
+            trial = offset.get(key, 0) + sample.epoch - 1
+            seen[key] = max(seen.get(key, 0), sample.epoch)
+            rows.append(sample_row(loaded, sample, trial))
+        for key, n in seen.items():
+            offset[key] = offset.get(key, 0) + n
+    return sorted(rows, key=lambda r: (r["agent"], r["scenario_id"], r["trial"]))
+
+
+def check_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per check of every completed run, with its evidence pointer."""
+    out = []
+    for r in rows:
+        for c in r["checks"]:
+            out.append({
+                "agent": r["agent"], "scenario_id": r["scenario_id"], "epoch": r["epoch"], "trial": r["trial"],
+                "label": r["label"], "column": r["leaderboard_primary"], "domain": r["domain_name"],
+                "outcome_id": c.get("outcome_id"), "type": c.get("type"), "tier": c.get("tier"),
+                "status": c.get("status"), "passed": c.get("passed"), "detail": c.get("detail"),
+                "evidence": c.get("evidence") or {}, "notes": c.get("notes"),
+                "clauses": r["clauses"],
+            })
+    return out

@@ -1,0 +1,46 @@
+"""pibench_inspect.analysis: DataFrames for notebooks, equal to the report's numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from pibench_inspect import analysis
+from test_report import shared_logs
+
+
+@pytest.fixture(scope="module")
+def logs(pytestconfig, tmp_path_factory):
+    return shared_logs(pytestconfig, tmp_path_factory)
+
+
+def test_samples_frame(logs):
+    df = analysis.samples([logs["oracle"], logs["pushover"]])
+    assert len(df) == 12 and set(df["agent"]) == {"oracle", "pushover"}
+    for col in ("scenario_id", "epoch", "label", "decision", "all_passed", "partial_credit", "V_r", "UR_r",
+                "column", "domain", "agent_tokens", "user_tokens", "judge_tokens"):
+        assert col in df.columns, col
+    oracle = df[df["agent"] == "oracle"]
+    assert oracle["all_passed"].all() and (oracle["decision"] == oracle["label"]).all()
+    assert sorted(oracle["epoch"].unique()) == [1, 2]
+    push = df[df["agent"] == "pushover"]
+    assert (push["decision"] == "ALLOW").all() and push["V_r"].all()
+
+
+def test_checks_frame_has_evidence_pointers(logs):
+    df = analysis.checks(logs["pushover"])
+    assert {"outcome_id", "type", "tier", "status", "passed", "evidence", "message_index", "tool_call_id"} <= set(df.columns)
+    failed = df[df["status"] == "failed"]
+    assert len(failed) > 0 and set(df["status"]) >= {"passed", "failed", "not_evaluated"}
+    e5 = failed[(failed["scenario_id"] == "MINI_001_REFUND_OK") & (failed["outcome_id"] == "E5")].iloc[0]
+    assert e5["tool_call_id"] and e5["message_index"] >= 0
+
+
+def test_summary_frame_with_intervals(logs):
+    df = analysis.summary(logs["pushover"]).set_index("statistic")
+    assert len(df) == 2 + 3 + 9
+    assert df.loc["compliance_rate", "value"] == 0.0
+    assert df.loc["overall_score", "low"] <= df.loc["overall_score", "value"] <= df.loc["overall_score", "high"]
+    assert df.loc["Policy Interpretation", "n_scenarios"] == 0  # no fixture scenario in that column
+    pk = analysis.pass_k(logs["oracle"])
+    assert list(pk["k"]) == [1, 2] and (pk["pass_hat_k"] == 1.0).all()
+    assert set(analysis.usage(logs["oracle"])["role"]) == {"agent", "user", "judge"}

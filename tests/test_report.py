@@ -1,0 +1,227 @@
+"""`pibench report`: the leaderboard payload with provenance, report.md, charts, usage per
+role, confidence intervals and pass^k, and clear errors for bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import EvalError, read_eval_log, write_eval_log
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+from conftest import MINI, run_eval
+from pibench_inspect.cli import main
+from pibench_inspect.reports.rows import log_rows
+from pibench_inspect.reports.logs import load_logs
+from pibench_inspect.reports.stats import bootstrap, pass_hat_k
+from pibench_inspect.scoring.payload import DETAIL_KEYS
+from pibench_inspect.task import pibench_task
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def shared_logs(config, factory) -> dict[str, Path]:
+    """One keyless log per agent (mini fixture, scripted user, 2 epochs) for the whole session;
+    cached on the pytest config so every report/analysis test module reuses them."""
+    cached = getattr(config, "_pibench_report_logs", None)
+    if cached:
+        return cached
+    root = factory.mktemp("report-logs")
+    out = {}
+    for agent in ("oracle", "pushover"):
+        log = run_eval(pibench_task(None, source=str(MINI), agent=agent, user="scripted", epochs=2),
+                       log_dir=str(root / agent))
+        out[agent] = Path(log.location)
+    config._pibench_report_logs = out
+    return out
+
+
+@pytest.fixture(scope="session")
+def logs(pytestconfig, tmp_path_factory):
+    return shared_logs(pytestconfig, tmp_path_factory)
+
+
+def report(tmp_path_factory, *paths) -> Path:
+    out = tmp_path_factory.mktemp("report")
+    assert main(["report", *map(str, paths), "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def oracle(logs, tmp_path_factory) -> Path:
+    return report(tmp_path_factory, logs["oracle"])
+
+
+@pytest.fixture(scope="module")
+def pushover(logs, tmp_path_factory) -> Path:
+    return report(tmp_path_factory, logs["pushover"])
+
+
+def test_results_json_has_every_field_the_leaderboard_reads(oracle, logs):
+    payload = json.loads((oracle / "results.json").read_text())
+    assert payload["participants"]["agent"] == "oracle"
+    res = payload["results"][0]
+    assert res["domain"] == "policy_compliance"
+    assert res["score"] == 6.0 and res["max_score"] == 6.0 and res["pass_rate"] == 100.0
+    assert isinstance(res["time_used"], float) and res["time_used"] > 0
+    assert res["task_rewards"] == {str(i): 1.0 for i in range(6)}
+    assert set(res["task_rewards_by_scenario_id"]) == {
+        f"{sid}#trial_{t}" for sid in ("MINI_001_REFUND_OK", "MINI_002_FINAL_SALE", "MINI_003_BIG_ORDER") for t in (0, 1)}
+    m = res["metrics"]
+    for key in ("total_scenarios", "completed", "errors", "compliance_rate", "overall_score", "event_flag_rates",
+                "labels", "by_column", "by_group", "by_domain"):
+        assert key in m, key
+    assert (m["total_scenarios"], m["completed"], m["errors"]) == (6, 6, 0)
+    assert set(m["labels"]) == {"ALLOW", "ALLOW-CONDITIONAL", "DENY", "ESCALATE"}
+    assert m["by_domain"] == {"mini": {"total": 6, "passed": 6, "compliance_rate": 1.0}}
+    assert m["repeatability"]["aggregate"]["policy_pass_all_rate"] == 1.0
+    assert res["flag_summary"] == m["event_flag_rates"]
+    assert res["label_breakdown"]["DENY"] == {"total": 2, "passed": 2}
+    assert len(res["scenario_details"]) == 6
+    for d in res["scenario_details"]:
+        for key in DETAIL_KEYS:
+            assert key in d, key
+        assert d["status"] == "completed" and d["reward"] == 1.0 and d["canonical_decision"] in ("ALLOW", "DENY", "ESCALATE")
+        assert isinstance(d["seed"], int) and d["tool_calls"] and "decision" in d["dimensions"]
+        assert all(set(c) == {"outcome_id", "type", "passed", "detail", "dimension"} for c in d["outcome_checks"])
+    # the payload's headline numbers equal Inspect's own task metrics on the same log
+    inspect_metrics = {k: v.value for k, v in read_eval_log(str(logs["oracle"])).results.scores[0].metrics.items()}
+    assert m["compliance_rate"] == inspect_metrics["compliance_rate"]
+    assert m["overall_score"] == pytest.approx(inspect_metrics["overall_score"])
+
+
+def test_results_json_carries_provenance_intervals_and_pass_k(oracle):
+    ours = json.loads((oracle / "results.json").read_text())["pibench_inspect"]
+    (prov,) = ours["provenance"]["logs"]
+    assert len(prov["scenario_set"]["sha256"]) == 64 and prov["scenario_set"]["files"] > 3
+    assert prov["inspect_ai_version"] == "0.3.258" and prov["epochs"] == 2
+    assert prov["models"]["agent"]["agent"] == "oracle" and prov["models"]["user"]["models"] == ["scripted"]
+    assert prov["models"]["user"]["generate_config"] == {"temperature": 0.0, "seed": 42}
+    assert prov["models"]["judge"]["nl_tier"][0].startswith("not_scored")
+    stats = ours["confidence_intervals"]["statistics"]
+    for key in ("compliance_rate", "overall_score", "Policy Understanding", "Policy Activation"):
+        assert stats[key]["low"] <= stats[key]["value"] <= stats[key]["high"]
+    assert ours["pass_hat_k"] == {"1": {"pass_hat_k": 1.0, "scenarios": 3}, "2": {"pass_hat_k": 1.0, "scenarios": 3}}
+    assert ours["usage"]["total"]["agent"]["total_tokens"] == 0 and len(ours["usage"]["per_sample"]) == 6
+
+
+def test_report_md_and_charts(oracle):
+    md = (oracle / "report.md").read_text()
+    for text in ("## Agent: oracle", "| **overall score** | 1.000 |", "| **compliance rate** | 1.000 |",
+                 "group: Policy Boundaries", "column: Escalation / Abstention", "flag: violation (V_r)",
+                 "### By domain", "### By label", "### Repeatability", "No check failed.",
+                 "No model calls were made (keyless run)", "![columns](columns.png)"):
+        assert text in md, text
+    for name in ("columns.png", "confusion.png"):
+        data = (oracle / name).read_bytes()
+        assert data.startswith(PNG) and len(data) > 10_000
+
+
+def test_failed_checks_name_their_clause(pushover):
+    md = (pushover / "report.md").read_text()
+    section = md.split("### Checks most often missed")[1].split("###")[0]
+    assert "| MINI_002_FINAL_SALE / E2 | tool_not_called | 2/2 | MINI-1.2 |" in section
+    payload = json.loads((pushover / "results.json").read_text())["results"][0]
+    assert payload["metrics"]["compliance_rate"] == 0.0 and payload["score"] == 0.0
+    assert payload["metrics"]["event_flag_rates"]["under_refusal_rate"] == 1.0
+
+
+def test_several_agents_side_by_side_and_trials_pooled(logs, tmp_path_factory):
+    out = report(tmp_path_factory, logs["oracle"], logs["pushover"], logs["oracle"])
+    for name in ("results_oracle.json", "results_pushover.json", "compare.png", "report.md"):
+        assert (out / name).exists(), name
+    md = (out / "report.md").read_text()
+    assert "## Agents compared" in md and "![agents compared](compare.png)" in md
+    # the oracle log given twice: four trials per scenario, numbered on
+    oracle = json.loads((out / "results_oracle.json").read_text())["results"][0]
+    assert oracle["max_score"] == 12.0 and "MINI_001_REFUND_OK#trial_3" in oracle["task_rewards_by_scenario_id"]
+
+
+def test_errored_and_empty_logs_still_report(logs, tmp_path):
+    log = read_eval_log(str(logs["oracle"]))
+    for s in log.samples:
+        s.error = EvalError(message="RuntimeError: provider down", traceback="", traceback_ansi="")
+        s.scores = None
+    write_eval_log(log, str(tmp_path / "errored.eval"))
+    out = tmp_path / "r1"
+    assert main(["report", str(tmp_path / "errored.eval"), "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "Every run ended on an error" in md and "provider down" in md
+    res = json.loads((out / "results.json").read_text())["results"][0]
+    assert res["metrics"]["errors"] == 6 and res["metrics"]["completed"] == 0
+    assert all(d["status"] == "error" and d["reward"] == 0.0 for d in res["scenario_details"])
+
+    log.samples = []
+    write_eval_log(log, str(tmp_path / "empty.eval"))
+    out = tmp_path / "r2"
+    assert main(["report", str(tmp_path / "empty.eval"), "--out", str(out)]) == 0
+    assert "holds no samples" in (out / "report.md").read_text()
+    assert json.loads((out / "results.json").read_text())["results"][0]["max_score"] == 0.0
+
+
+def test_bad_paths_are_clear_errors(tmp_path, capsys):
+    missing = tmp_path / "nope.eval"
+    assert main(["report", str(missing), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert str(missing) in err and "Traceback" not in err
+    junk = tmp_path / "junk.json"
+    junk.write_text("{not json")
+    assert main(["report", str(junk), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert f"{junk}: not an Inspect log" in err
+    (tmp_path / "empty_dir").mkdir()
+    assert main(["report", str(tmp_path / "empty_dir"), "--out", str(tmp_path / "o")]) == 2
+    assert "holds no Inspect log" in capsys.readouterr().err
+    assert main(["rescore", str(missing), "--out", str(tmp_path / "x.eval")]) == 2
+
+
+def test_pass_hat_k_is_unbiased():
+    rows = [{"scenario_id": "A", "status": "completed", "all_passed": p} for p in (True, True, True, False)]
+    rows += [{"scenario_id": "B", "status": "completed", "all_passed": p} for p in (True, False, False, False)]
+    got = pass_hat_k(rows)
+    assert got[1]["pass_hat_k"] == pytest.approx((3 / 4 + 1 / 4) / 2)
+    assert got[2]["pass_hat_k"] == pytest.approx((3 / 6 + 0) / 2)  # C(3,2)/C(4,2) and C(1,2)=0
+    assert got[4]["pass_hat_k"] == 0.0
+
+
+def test_bootstrap_is_seeded_and_brackets_the_estimate():
+    rows = [{"scenario_id": f"S{i}", "status": "completed", "all_passed": i % 3 == 0, "partial_credit": (i % 5) / 4,
+             "leaderboard_primary": ("Policy Activation", "Procedural Compliance")[i % 2]} for i in range(20)]
+    a, b = bootstrap(rows, 500, 7), bootstrap(rows, 500, 7)
+    assert a == b
+    for k in ("compliance_rate", "overall_score", "Policy Activation", "Policy Execution"):
+        assert a[k]["low"] < a[k]["value"] < a[k]["high"], k
+    assert a["Policy Activation"]["n_scenarios"] == 10 and "Policy Boundaries" not in a
+
+
+def _outputs(*items, usage):
+    out = []
+    for it in items:
+        o = (ModelOutput.for_tool_call("mockllm/model", it[0], it[1], tool_call_id=it[2])
+             if isinstance(it, tuple) else ModelOutput.from_content("mockllm/model", it))
+        o.usage = usage  # without usage, mockllm downloads a tokenizer
+        out.append(o)
+    return out
+
+
+def test_tokens_are_attributed_to_agent_user_and_judge(tmp_path):
+    agent = get_model("mockllm/model", custom_outputs=_outputs(
+        ("lookup_order", {"order_id": "O-2"}, "t1"),
+        ("record_decision", {"decision": "DENY", "order_id": "O-2", "clause_ids": ["MINI-1.2"], "rationale": "final sale"}, "t2"),
+        *["Sorry, final-sale orders cannot be refunded."] * 6, usage=ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)))
+    user = get_model("mockllm/model", custom_outputs=_outputs(
+        "Please, just refund it.", "###STOP###", "###STOP###", usage=ModelUsage(input_tokens=60, output_tokens=40, total_tokens=100)))
+    judge = get_model("mockllm/model", custom_outputs=_outputs(
+        '{"answer": "YES", "reason": "polite"}', usage=ModelUsage(input_tokens=900, output_tokens=100, total_tokens=1000)))
+    log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_002_FINAL_SALE", user="llm", max_user_turns=3),
+                   model=agent, model_roles={"user": user, "grader": judge}, log_dir=str(tmp_path))
+    (row,) = log_rows(load_logs([log.location]))
+    u = row["usage"]
+    assert u["agent"]["calls"] >= 3 and u["agent"]["total_tokens"] == 15 * u["agent"]["calls"]
+    assert u["user"]["calls"] >= 1 and u["user"]["total_tokens"] == 100 * u["user"]["calls"]
+    assert u["judge"]["calls"] == 1 and u["judge"]["total_tokens"] == 1000
+    out = tmp_path / "report"
+    assert main(["report", str(log.location), "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "| judge | mockllm/model | 1 | 900 | 100 | 1000 | tokens only (no price known) |" in md

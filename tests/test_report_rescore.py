@@ -1,0 +1,47 @@
+"""`pibench rescore`: a log re-scored after a check changed, without re-running the agent."""
+
+from __future__ import annotations
+
+import json
+
+from inspect_ai.log import read_eval_log
+
+from conftest import run_eval
+from pibench_inspect.cli import main
+from pibench_inspect.task import pibench_task
+
+
+def test_changed_check_changes_the_rescored_result(mini_source, tmp_path, capsys):
+    log = run_eval(pibench_task(None, source=str(mini_source), scenarios="MINI_001_REFUND_OK", agent="oracle",
+                                user="scripted"), log_dir=str(tmp_path / "logs"))
+    before = log.samples[0].scores["pibench_scorer"]
+    assert before.value["all_passed"] == 1.0
+
+    # unchanged scenarios: the same result
+    assert main(["rescore", str(log.location), "--out", str(tmp_path / "same.eval")]) == 0
+    same = read_eval_log(str(tmp_path / "same.eval")).samples[0].scores["pibench_scorer"]
+    assert same.value == before.value and same.metadata["checks"] == before.metadata["checks"]
+
+    # fix (here: change) a state check; the stored final state is scored against it
+    path = mini_source / "scenarios" / "mini" / "mini_001_refund_ok.json"
+    doc = json.loads(path.read_text())
+    doc["evaluation_criteria"]["state_field_checks"][0].update(equals="cancelled", notes="refund must cancel the order")
+    path.write_text(json.dumps(doc))
+    new_path = tmp_path / "rescored.eval"
+    assert main(["rescore", str(log.location), "--out", str(new_path)]) == 0
+    assert "compliance_rate 0.000" in capsys.readouterr().out
+    new = read_eval_log(str(new_path))
+    sc = new.samples[0].scores["pibench_scorer"]
+    assert list(new.samples[0].scores) == ["pibench_scorer"]  # overwritten, not appended
+    assert sc.value["all_passed"] == 0.0
+    s1 = next(c for c in sc.metadata["checks"] if c["outcome_id"] == "S1")
+    assert s1["status"] == "failed" and "refunded" in s1["detail"]
+    assert new.results.scores[0].metrics["compliance_rate"].value == 0.0
+    assert new.eval.metadata["pibench_rescored"]["from"] == str(log.location)
+    assert new.samples[0].messages == log.samples[0].messages  # the agent did not run again
+
+    # the report of the re-scored log names the check's clause and notes
+    out = tmp_path / "report"
+    assert main(["report", str(new_path), "--out", str(out)]) == 0
+    assert "| MINI_001_REFUND_OK / S1 | state_field | 1/1 | MINI-1.1; MINI-3.1 | refund must cancel the order |" in (
+        out / "report.md").read_text()
