@@ -1,7 +1,6 @@
 """The domain issues' counts: size, label balance, columns, stressors, pairs, templates.
 
-A domain still below half its target size (the starter slice) is reported as an expected
-failure with the reasons; from half its size on, every count is asserted.
+Every count is asserted for every shipped domain.
 """
 
 from __future__ import annotations
@@ -20,10 +19,7 @@ SHIPPED = load_set()
 def test_domain_meets_its_counts(domain):
     entries = SHIPPED.by_domain(domain)
     words = len(entries[0].domain.policy_text.split()) if entries else 0
-    problems = content_problems(domain, entries, words)
-    if len(entries) < REQUIREMENTS[domain]["scenarios"] // 2:
-        pytest.xfail(f"{domain} is still the starter slice: " + "; ".join(problems[:3]))
-    assert problems == []
+    assert content_problems(domain, entries, words) == []
 
 
 def test_published_floor_is_current():
