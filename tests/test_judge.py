@@ -54,6 +54,9 @@ def test_no_verdict_fails_the_check_but_not_tier_one():
     check, sc = nl(sample_scores(log))
     assert check["passed"] is False and "curt" in check["detail"]
     assert sc.value["all_passed"] == 1.0 and sc.metadata["semantic_score"] == 0.0
+    # strict partial credit is deterministic: a failed NL verdict does not move it
+    # (parity scoring counts NL verdicts, as the original did: tests/test_parity_replay.py)
+    assert sc.value["partial_credit"] == 1.0
 
 
 def test_unparseable_twice_is_a_judge_error_excluded_from_scores():
