@@ -21,6 +21,19 @@ NO_SAMPLE = "../shared/upstream-sample is absent (original files are read in pla
 TRAJECTORIES = sorted(SAMPLE.glob("trajectories/*/*.json")) if SAMPLE.is_dir() else []
 
 
+_SHIPPED = None
+
+
+def shipped():
+    """The shipped scenario set, loaded once per test session (offline plays are memoized on it)."""
+    global _SHIPPED
+    if _SHIPPED is None:
+        from pibench_inspect.scenario.catalog import load_set
+
+        _SHIPPED = load_set()
+    return _SHIPPED
+
+
 @pytest.fixture
 def mini_source(tmp_path: Path) -> Path:
     """A private copy of the mini fixture source that a test may modify."""

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, shipped
 from pibench_inspect.content_rules import REQUIREMENTS, content_problems
 from pibench_inspect.floor import floor_table
-from pibench_inspect.scenario.catalog import load_set
 
-SHIPPED = load_set()
+SHIPPED = shipped()
 
 
 @pytest.mark.parametrize("domain", sorted(REQUIREMENTS))

@@ -1,4 +1,4 @@
-"""The shipped starter content: every domain runs end to end with the built-in agents.
+"""The shipped domains: every scenario runs end to end; the built-in agents score as the gates demand.
 
 oracle passes every scenario; nothing passes none; deny_all fails every ALLOW/ALLOW-CONDITIONAL
 scenario; escalate_all fails every non-ESCALATE one; pushover fails every non-ALLOW one.
@@ -10,16 +10,16 @@ from collections import Counter
 
 import pytest
 
-from conftest import run_eval, sample_scores
+from conftest import run_eval, sample_scores, shipped
 from pibench_inspect.conversation.prompts import system_prompt
 from pibench_inspect.environment.tools import exposed_tools
-from pibench_inspect.scenario.catalog import load_set
+from pibench_inspect.gates import play_agent
 from pibench_inspect.scenario.model import CHECK_TYPES, LABELS
 from pibench_inspect.task import pibench_task
 from pibench_inspect.validate import validate_set
 
 DOMAINS = ("finra", "retail", "helpdesk")
-SHIPPED = load_set()
+SHIPPED = shipped()
 
 
 def test_shipped_set_validates():
@@ -43,15 +43,34 @@ def test_starter_content_covers_every_label_and_check_type():
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
-def test_oracle_and_baselines(domain):
+def test_oracle_passes_every_scenario_through_inspect(domain):
+    log = run_eval(pibench_task(domain, agent="oracle", user="scripted"), max_samples=32)
+    assert log.status == "success", log.error
+    scores = sample_scores(log)
+    assert set(scores) == {e.scenario.scenario_id for e in SHIPPED.by_domain(domain)}
+    assert all(sc.value["all_passed"] == 1.0 for sc in scores.values()), {k: v.explanation for k, v in scores.items() if not v.value["all_passed"]}
+    metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
+    assert metrics["compliance_rate"] == 1.0
+
+
+def test_offline_plays_match_inspect_runs():
+    """The gates play agents offline; on a sample of scenarios that must agree with real runs."""
+    picks = [SHIPPED.by_domain(d)[i] for d in DOMAINS for i in (0, 5)]
+    ids = ",".join(e.scenario.scenario_id for e in picks)
+    for agent in ("pushover", "deny_all"):
+        scores = sample_scores(run_eval(pibench_task(None, agent=agent, user="scripted", scenarios=ids), max_samples=16))
+        for e in picks:
+            sc = scores[e.scenario.scenario_id]
+            offline = play_agent(e, agent)
+            assert (sc.value["all_passed"] == 1.0) == offline.all_passed, (agent, e.scenario.scenario_id)
+            assert sc.value["partial_credit"] == pytest.approx(offline.partial_credit), (agent, e.scenario.scenario_id)
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_baselines_fail_where_they_must(domain):
     labels = {e.scenario.scenario_id: e.scenario.expected for e in SHIPPED.by_domain(domain)}
-    results = {}
-    for agent in ("oracle", "nothing", "deny_all", "escalate_all", "pushover"):
-        log = run_eval(pibench_task(domain, agent=agent, user="scripted"))
-        assert log.status == "success", log.error
-        results[agent] = {sid: sc.value["all_passed"] == 1.0 for sid, sc in sample_scores(log).items()}
-        assert set(results[agent]) == set(labels)
-    assert all(results["oracle"].values()), results["oracle"]
+    results = {agent: {e.scenario.scenario_id: play_agent(e, agent).all_passed for e in SHIPPED.by_domain(domain)}
+               for agent in ("nothing", "deny_all", "escalate_all", "pushover")}
     assert not any(results["nothing"].values())
     for sid, label in labels.items():
         if label in ("ALLOW", "ALLOW-CONDITIONAL"):

@@ -76,6 +76,8 @@ def _read(path: Path, what: str) -> Any:
         raise ScenarioError(path, [f"(file): {what} not found"])
     try:
         return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as err:
+        raise ScenarioError(path, [f"(file): not valid UTF-8 (byte {err.start})"]) from None
     except json.JSONDecodeError as err:
         raise ScenarioError(
             path, [f"(file): invalid JSON at line {err.lineno} column {err.colno}: {err.msg}"]
@@ -93,7 +95,10 @@ def load_domain_dir(path: Path) -> Domain:
     policy_path = path / config.policy
     if not policy_path.is_file():
         raise ScenarioError(policy_path, ["(file): policy not found"])
-    policy_text = policy_path.read_text(encoding="utf-8")
+    try:
+        policy_text = policy_path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ScenarioError(policy_path, [f"(file): not valid UTF-8 (byte {err.start})"]) from None
     if not policy_text.strip():
         raise ScenarioError(policy_path, ["(file): policy is empty"])
     tools_path = path / config.tools

@@ -88,7 +88,9 @@ class StateDB:
     """One sample's state. Not shared: every sample builds its own from the document."""
 
     def __init__(self, document: dict[str, Any]):
-        self.conn = duckdb.connect(":memory:")
+        # one small database per sample: a single worker thread keeps per-sample memory and
+        # thread churn low when many samples are in flight
+        self.conn = duckdb.connect(":memory:", config={"threads": 1})
         self.collections: dict[str, Collection] = {}
         # document shape for export: top-level keys in order; namespaces hold child keys
         self.layout: list[tuple[str, Any]] = []
@@ -150,9 +152,23 @@ class StateDB:
         cols += [f"{coll.col(k)} {coll.columns[k]}" for k in names]
         self.conn.execute(f"CREATE TABLE {q(coll.table)} ({', '.join(cols)})")
         self.collections[path] = coll
-        for pos, (key, r) in enumerate(zip(keys, records)):
-            self._insert_row(coll, pos, key, r)
+        self._insert_rows(coll, list(zip(keys, records)))
         return coll
+
+    def _insert_rows(self, coll: Collection, rows: list[tuple[str | None, dict[str, Any]]]) -> None:
+        """Load many rows with one statement per chunk (a statement per row dominated setup)."""
+        names = list(coll.columns)
+        one = "(" + ", ".join(["?", "?", "?"] + ["?::JSON" if coll.columns[k] == "JSON" else "?" for k in names]) + ")"
+        cols = ", ".join(["_pos", "_key", "_keys"] + [coll.col(k) for k in names])
+        chunk = max(1, 2000 // (len(names) + 3))  # keep each statement's parameter count modest
+        for start in range(0, len(rows), chunk):
+            part = rows[start : start + chunk]
+            params: list[Any] = []
+            for pos, (key, r) in enumerate(part, start):
+                params += [pos, key, list(r)] + [self._param(coll.columns[k], r.get(k)) for k in names]
+            self.conn.execute(
+                f"INSERT INTO {q(coll.table)} ({cols}) VALUES {', '.join([one] * len(part))}", params
+            )
 
     def _insert_row(self, coll: Collection, pos: int, key: str | None, r: dict[str, Any]) -> None:
         for k, v in r.items():

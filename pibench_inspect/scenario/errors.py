@@ -35,7 +35,9 @@ def field_path(loc: Iterable[Any], tags: Iterable[str] = ()) -> str:
             prev_int = False
             continue
         prev_int = False
-        out += f".{part}" if out else str(part)
+        # keep one problem per line even for keys with line breaks in them
+        part = str(part).replace("\r", "\\r").replace("\n", "\\n")
+        out += f".{part}" if out else part
     return out or "(top level)"
 
 

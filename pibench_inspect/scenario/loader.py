@@ -97,6 +97,8 @@ def read_json(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ScenarioError(path, [f"(file): cannot read: {err.strerror or err}"]) from None
+    except UnicodeDecodeError as err:
+        raise ScenarioError(path, [f"(file): not valid UTF-8 (byte {err.start})"]) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:

@@ -1,0 +1,164 @@
+"""Benchmark 2: concurrency with a stand-in model of fixed latency.
+
+The stand-in provider (`bench/standin.py`, registered with Inspect's @modelapi) sleeps a fixed
+latency per call and replays each scenario's reference solution, so samples take several
+turns and every call goes through Inspect's real model-call path (connection limit, retries,
+usage accounting). All scenarios run for 4 epochs with a connection and a sample slot for
+every sample. Lower bound = the longest sample's number of model calls x latency.
+
+Usage: python bench/concurrency.py [--latency 0.5] [--epochs 4] [--copies 1] [--json OUT]
+  --copies K   run K copies of every scenario (benchmark 3 uses this; see bench/scale.py)
+  --json OUT   write the figures to OUT instead of appending them to results.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common  # noqa: E402
+from _common import append_results, copy_source, load_avg, model_calls, peak_rss_mb, rss_mb, table  # noqa: E402
+
+TARGET_RATIO = 1.25
+
+
+class RssSampler(threading.Thread):
+    """Samples this process's RSS every `interval` seconds (the peak and a coarse timeline)."""
+
+    def __init__(self, interval: float = 0.25) -> None:
+        super().__init__(daemon=True)
+        self.interval = interval
+        self.samples: list[tuple[float, float]] = []
+        self._halt = threading.Event()
+        self.t0 = time.perf_counter()
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            self.samples.append((time.perf_counter() - self.t0, rss_mb()))
+            self._halt.wait(self.interval)
+
+    def stop(self) -> float:
+        self._halt.set()
+        self.join()
+        return max((m for _, m in self.samples), default=rss_mb())
+
+
+def run(copies: int = 1, epochs: int = 4, latency: float = 0.5, keep_logs: bool = False) -> dict:
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import GenerateConfig, get_model
+
+    import standin  # noqa: F401  (registers the provider)
+    from pibench_inspect.task import pibench_task
+
+    tmp = Path(tempfile.mkdtemp(prefix="pibench-bench-conc-"))
+    source = str(copy_source(copies, tmp / "src")) if copies > 1 else None
+    task = pibench_task(None, user="scripted", epochs=epochs, source=source)
+    n_samples = len(task.dataset) * epochs
+    model = get_model(
+        f"{standin.PROVIDER}/replay",
+        config=GenerateConfig(max_connections=n_samples, max_retries=3),
+        latency=latency,
+        source=source,
+    )
+    rss_before = rss_mb()
+    sampler = RssSampler()
+    sampler.start()
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    log = inspect_eval(
+        task,
+        model=model,
+        display="none",
+        log_dir=str(tmp / "logs"),
+        max_samples=n_samples,
+        max_connections=n_samples,
+        fail_on_error=False,
+    )[0]
+    wall = time.perf_counter() - wall0
+    cpu = time.process_time() - cpu0
+    peak_sampled = sampler.stop()
+    samples = log.samples or []
+    calls = [model_calls(s) for s in samples]
+    errors = sum(1 for s in samples if s.error)
+    passed = sum(1 for s in samples if not s.error and s.scores["pibench_scorer"].value["all_passed"] == 1.0)
+    longest = max(calls) if calls else 0
+    bound = longest * latency
+    sample_times = sorted(s.total_time or 0.0 for s in samples)
+    out = {
+        "copies": copies,
+        "epochs": epochs,
+        "latency": latency,
+        "scenarios": len(task.dataset),
+        "samples": len(samples),
+        "expected_samples": n_samples,
+        "status": log.status,
+        "errors": errors,
+        "passed": passed,
+        "model_calls": sum(calls),
+        "longest_calls": longest,
+        "mean_calls": sum(calls) / max(len(calls), 1),
+        "bound_s": bound,
+        "wall_s": wall,
+        "ratio": wall / bound if bound else float("nan"),
+        "cpu_s": cpu,
+        "cpu_ms_per_sample": 1000 * cpu / max(len(samples), 1),
+        "sample_time_median_s": sample_times[len(sample_times) // 2] if sample_times else 0.0,
+        "sample_time_max_s": sample_times[-1] if sample_times else 0.0,
+        "rss_before_mb": rss_before,
+        "peak_rss_mb": max(peak_rss_mb(), peak_sampled),
+        "rss_after_mb": rss_mb(),
+        "log_mb": sum(p.stat().st_size for p in (tmp / "logs").glob("*.eval")) / 2**20,
+    }
+    if not keep_logs:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def report(r: dict) -> str:
+    status = "met" if r["ratio"] <= TARGET_RATIO else "NOT met"
+    rows = [
+        ["scenarios x epochs", f"{r['scenarios']} x {r['epochs']} = {r['samples']} samples ({r['errors']} errors, {r['passed']} passed)"],
+        ["model calls", f"{r['model_calls']} (mean {r['mean_calls']:.1f}, longest sample {r['longest_calls']})"],
+        ["lower bound (longest x latency)", f"{r['bound_s']:.1f} s"],
+        ["total wall time", f"{r['wall_s']:.1f} s"],
+        ["ratio wall / bound", f"{r['ratio']:.2f}x (target <= {TARGET_RATIO}x: {status})"],
+        ["process CPU", f"{r['cpu_s']:.1f} s ({r['cpu_ms_per_sample']:.0f} ms per sample)"],
+        ["sample time median / max", f"{r['sample_time_median_s']:.1f} s / {r['sample_time_max_s']:.1f} s"],
+        ["RSS before / peak / after", f"{r['rss_before_mb']:.0f} / {r['peak_rss_mb']:.0f} / {r['rss_after_mb']:.0f} MB"],
+        ["log size", f"{r['log_mb']:.1f} MB"],
+    ]
+    return table(["figure", "value"], rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--latency", type=float, default=0.5)
+    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--copies", type=int, default=1)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    load_before = load_avg()
+    r = run(args.copies, args.epochs, args.latency)
+    r["load_before"], r["load_after"] = load_before, load_avg()
+    if args.json:
+        Path(args.json).write_text(json.dumps(r, indent=1))
+        print(json.dumps(r, indent=1))
+        return
+    body = report(r)
+    body += (
+        f"\n\nThe bound assumes the framework costs nothing: every sample's calls overlap perfectly. "
+        f"The gap is the framework's CPU per sample on one event loop: {r['cpu_ms_per_sample']:.0f} ms x "
+        f"{r['samples']} samples = {r['cpu_s']:.0f} s of CPU that a single Python process must serialize "
+        f"(see the overhead benchmark for where it goes).\n"
+    )
+    append_results("Concurrency (bench/concurrency.py)", body, load_before=load_before)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Hardening: 100 samples in flight at once never see each other's state: each scenario copy
+carries a private marker in its initial_state_patch, and at the end every sample's stored final
+state holds exactly its own marker and only its own writes."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import MINI, mini_scenario, run_eval
+from pibench_inspect.conversation.solver import FINAL_STATE
+from pibench_inspect.task import pibench_task
+
+N = 100
+
+
+def test_one_hundred_concurrent_samples_keep_private_state(tmp_path):
+    src = tmp_path / "src"
+    (src / "scenarios" / "mini").mkdir(parents=True)
+    (src / "domains").symlink_to(MINI / "domains")
+    base = mini_scenario()
+    for i in range(N):
+        d = json.loads(json.dumps(base))
+        sid = f"ISO100_{i:03d}"
+        d["meta"]["scenario_id"] = sid
+        d["environment_setup"]["initial_state_patch"] = {
+            "marker": {"owner": sid, "secret": f"s-{i * 7919 % 1000:03d}"},
+            # a private customer per sample: a leak would show up as a foreign key here
+            "customers": {f"C-{sid}": {"name": sid}},
+        }
+        (src / "scenarios" / "mini" / f"iso_{i:03d}.json").write_text(json.dumps(d))
+    log = run_eval(pibench_task(None, source=str(src), agent="oracle", user="scripted"), max_samples=N)
+    assert log.status == "success", log.error
+    assert len(log.samples) == N
+    for s in log.samples:
+        i = int(str(s.id).rsplit("_", 1)[1])
+        final = s.store[FINAL_STATE]
+        assert final["marker"] == {"owner": s.id, "secret": f"s-{i * 7919 % 1000:03d}"}
+        foreign = [k for k in final.get("customers", {}) if k.startswith("C-ISO100_") and k != f"C-{s.id}"]
+        assert not foreign, (s.id, foreign)
+        # exactly this sample's own writes: one refund, one decision, ids from its own counter
+        assert len(final["refunds"]) == 1 and len(final["decisions"]) == 1
+        assert final["_id_counter"] == 2
+        assert s.scores["pibench_scorer"].value["all_passed"] == 1.0
+    # the samples really overlapped (otherwise this proves nothing about concurrency)
+    starts = sorted((s.events[0].timestamp, s.id) for s in log.samples)
+    ends = {s.id: s.events[-1].timestamp for s in log.samples}
+    first_end = min(ends.values())
+    assert sum(1 for t, _ in starts if t < first_end) > 1
