@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common  # noqa: E402
 from _common import append_results, copy_source, load_avg, model_calls, peak_rss_mb, rss_mb, table  # noqa: E402
 
 TARGET_RATIO = 1.25

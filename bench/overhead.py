@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common  # noqa: E402  (sets env, sys.path)
 from _common import Timers, agent_turns, append_results, load_avg, peak_rss_mb, rss_mb, table  # noqa: E402
 
 TARGET_TURN_MS = 25.0

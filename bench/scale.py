@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common  # noqa: E402
 from _common import BENCH, append_results, load_avg, table  # noqa: E402
 
 TARGET_PEAK_MB = 2048

@@ -22,7 +22,6 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common  # noqa: E402
 from _common import append_results, load_avg, table  # noqa: E402
 
 

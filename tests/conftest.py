@@ -64,3 +64,18 @@ def sample_scores(log) -> dict[str, "object"]:
     for s in log.samples or []:
         out.setdefault(str(s.id), s.scores["pibench_scorer"])
     return out
+
+
+def mock_outputs(*items, usage=None):
+    """mockllm outputs: a string is a text reply, a (tool, arguments, call_id) tuple a tool call.
+    Every output carries `usage` (without it mockllm downloads a tokenizer)."""
+    from inspect_ai.model import ModelOutput, ModelUsage
+
+    usage = usage or ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+    out = []
+    for it in items:
+        o = (ModelOutput.for_tool_call("mockllm/model", it[0], it[1], tool_call_id=it[2])
+             if isinstance(it, tuple) else ModelOutput.from_content("mockllm/model", it))
+        o.usage = usage
+        out.append(o)
+    return out

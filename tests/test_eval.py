@@ -5,27 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from inspect_ai.model import ChatMessageAssistant, ModelOutput, ModelUsage, get_model
+from inspect_ai.model import get_model
 
-from conftest import MINI, mini_scenario, run_eval, sample_scores
+from conftest import MINI, mini_scenario, mock_outputs, run_eval, sample_scores
 from pibench_inspect.conversation.solver import FINAL_STATE, TERMINATION, USER_MODEL
 from pibench_inspect.task import pibench_task
 
-USAGE = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
 
 
 def mini(**args):
     return pibench_task(None, source=str(MINI), user="scripted", **args)
-
-
-def outputs(*items):
-    out = []
-    for it in items:
-        o = (ModelOutput.for_tool_call("mockllm/model", it[0], it[1], tool_call_id=it[2])
-             if isinstance(it, tuple) else ModelOutput.from_content("mockllm/model", it))
-        o.usage = USAGE  # without usage, mockllm downloads a tokenizer
-        out.append(o)
-    return out
 
 
 def test_oracle_passes_every_fixture_scenario():
@@ -121,7 +110,7 @@ def test_inspect_limit_still_scores_with_a_snapshot():
 
 
 def test_model_under_test_path_with_mockllm():
-    model = get_model("mockllm/model", custom_outputs=outputs(
+    model = get_model("mockllm/model", custom_outputs=mock_outputs(
         ("lookup_order", {"order_id": "O-2"}, "t1"),
         ("record_decision", {"decision": "DENY", "order_id": "O-2", "clause_ids": ["MINI-1.2"], "rationale": "final sale"}, "t2"),
         "Sorry, final-sale orders cannot be refunded.",
@@ -135,7 +124,7 @@ def test_model_under_test_path_with_mockllm():
 
 
 def test_bad_tool_call_from_model_is_an_error_result_and_changes_nothing():
-    model = get_model("mockllm/model", custom_outputs=outputs(
+    model = get_model("mockllm/model", custom_outputs=mock_outputs(
         ("refund_order", {"order_id": "O-1; DROP TABLE orders", "amount": "all of it"}, "t1"),
         ("no_such_tool", {}, "t2"),
         "done",
@@ -149,8 +138,8 @@ def test_bad_tool_call_from_model_is_an_error_result_and_changes_nothing():
 
 
 def test_llm_user_role_stop_glued_to_a_sentence():
-    agent = get_model("mockllm/model", custom_outputs=outputs("Let me check.", "All done."))
-    user = get_model("mockllm/model", custom_outputs=outputs("Can you hurry?", "Thanks, that's all. ###STOP###"))
+    agent = get_model("mockllm/model", custom_outputs=mock_outputs("Let me check.", "All done."))
+    user = get_model("mockllm/model", custom_outputs=mock_outputs("Can you hurry?", "Thanks, that's all. ###STOP###"))
     log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK"), model=agent,
                    model_roles={"user": user})
     sample = log.samples[0]

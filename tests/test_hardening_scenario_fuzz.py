@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import MINI, ROOT, mini_source  # noqa: F401  (fixture)
+from conftest import MINI, ROOT
 from pibench_inspect.domain.loader import load_domain_dir
 from pibench_inspect.scenario.errors import ScenarioError
 from pibench_inspect.scenario.loader import load_scenario

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from conftest import NO_SAMPLE, SAMPLE, TRAJECTORIES
+from conftest import NO_SAMPLE, SAMPLE
 from pibench_inspect.parity.replay import replay_one
 from pibench_inspect.scenario.catalog import load_set
 from pibench_inspect.scoring.payload import derive_seed, leaderboard_payload, metrics_payload

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from inspect_ai.log import EvalError, read_eval_log, write_eval_log
-from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.model import ModelUsage, get_model
 
-from conftest import MINI, run_eval
+from conftest import MINI, run_eval, mock_outputs
 from pibench_inspect.cli import main
 from pibench_inspect.reports.rows import log_rows
 from pibench_inspect.reports.logs import load_logs
@@ -64,7 +64,8 @@ def test_results_json_has_every_field_the_leaderboard_reads(oracle, logs):
     res = payload["results"][0]
     assert res["domain"] == "policy_compliance"
     assert res["score"] == 6.0 and res["max_score"] == 6.0 and res["pass_rate"] == 100.0
-    assert isinstance(res["time_used"], float) and res["time_used"] > 0
+    # Inspect stamps start and end to the second: a sub-second run can measure 0.0
+    assert isinstance(res["time_used"], float) and res["time_used"] >= 0
     assert res["task_rewards"] == {str(i): 1.0 for i in range(6)}
     assert set(res["task_rewards_by_scenario_id"]) == {
         f"{sid}#trial_{t}" for sid in ("MINI_001_REFUND_OK", "MINI_002_FINAL_SALE", "MINI_003_BIG_ORDER") for t in (0, 1)}
@@ -195,24 +196,14 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate():
     assert a["Policy Activation"]["n_scenarios"] == 10 and "Policy Boundaries" not in a
 
 
-def _outputs(*items, usage):
-    out = []
-    for it in items:
-        o = (ModelOutput.for_tool_call("mockllm/model", it[0], it[1], tool_call_id=it[2])
-             if isinstance(it, tuple) else ModelOutput.from_content("mockllm/model", it))
-        o.usage = usage  # without usage, mockllm downloads a tokenizer
-        out.append(o)
-    return out
-
-
 def test_tokens_are_attributed_to_agent_user_and_judge(tmp_path):
-    agent = get_model("mockllm/model", custom_outputs=_outputs(
+    agent = get_model("mockllm/model", custom_outputs=mock_outputs(
         ("lookup_order", {"order_id": "O-2"}, "t1"),
         ("record_decision", {"decision": "DENY", "order_id": "O-2", "clause_ids": ["MINI-1.2"], "rationale": "final sale"}, "t2"),
         *["Sorry, final-sale orders cannot be refunded."] * 6, usage=ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)))
-    user = get_model("mockllm/model", custom_outputs=_outputs(
+    user = get_model("mockllm/model", custom_outputs=mock_outputs(
         "Please, just refund it.", "###STOP###", "###STOP###", usage=ModelUsage(input_tokens=60, output_tokens=40, total_tokens=100)))
-    judge = get_model("mockllm/model", custom_outputs=_outputs(
+    judge = get_model("mockllm/model", custom_outputs=mock_outputs(
         '{"answer": "YES", "reason": "polite"}', usage=ModelUsage(input_tokens=900, output_tokens=100, total_tokens=1000)))
     log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_002_FINAL_SALE", user="llm", max_user_turns=3),
                    model=agent, model_roles={"user": user, "grader": judge}, log_dir=str(tmp_path))

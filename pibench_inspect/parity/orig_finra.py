@@ -11,7 +11,6 @@ from typing import Any
 
 from .orig_common import (
     find_in_collection,
-    find_record,
     is_empty,
     iter_records,
     not_found,

@@ -7,7 +7,6 @@ the report is made, from the source the log names.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import inspect_ai
