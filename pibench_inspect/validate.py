@@ -84,11 +84,6 @@ def scenario_problems(entry: Entry) -> list[str]:
     return [f"{entry.path}: {p}" for p in out]
 
 
-def authored(domain: Domain) -> bool:
-    """Domains in our own layout (with domain.json) are held to the validity gates."""
-    return (domain.path / "domain.json").exists()
-
-
 def validate_set(scenario_set: ScenarioSet, *, gates: bool = True) -> list[str]:
     """Problems that make a scenario set invalid (`pibench validate` exits 1 on any).
 
@@ -102,7 +97,7 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True) -> list[str]:
         problems += [f"{err.path}: {p}" for p in err.problems]
     seen: set[Path] = set()
     for entry in scenario_set.entries.values():
-        if not authored(entry.domain):
+        if entry.domain.original_layout:
             continue
         if entry.domain.path not in seen:
             seen.add(entry.domain.path)
@@ -124,7 +119,7 @@ def data_defects(scenario_set: ScenarioSet) -> list[str]:
     from .scenario.model import ToolNotCalled
 
     out: list[str] = []
-    originals = [e for e in scenario_set.entries.values() if not authored(e.domain)]
+    originals = [e for e in scenario_set.entries.values() if e.domain.original_layout]
     for entry in originals:
         s, d = entry.scenario, entry.domain
         where = entry.path

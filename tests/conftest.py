@@ -34,6 +34,23 @@ def shipped():
     return _SHIPPED
 
 
+def mini_copies(root: Path, n: int, prefix: str, patch=None, digits: int = 3) -> Path:
+    """A source at `root/src` with n copies of the mini refund scenario, ids PREFIX_000...;
+    `patch(i, scenario)` may change each copy. Domains are linked, not copied."""
+    src = root / "src"
+    (src / "scenarios" / "mini").mkdir(parents=True)
+    (src / "domains").symlink_to(MINI / "domains")
+    base = mini_scenario()
+    for i in range(n):
+        d = json.loads(json.dumps(base))
+        sid = f"{prefix}_{i:0{digits}d}"
+        d["meta"]["scenario_id"] = sid
+        if patch:
+            patch(i, d)
+        (src / "scenarios" / "mini" / f"{sid.lower()}.json").write_text(json.dumps(d))
+    return src
+
+
 @pytest.fixture
 def mini_source(tmp_path: Path) -> Path:
     """A private copy of the mini fixture source that a test may modify."""

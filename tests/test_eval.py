@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from inspect_ai.model import get_model
 
-from conftest import MINI, mini_scenario, mock_outputs, run_eval, sample_scores
+from conftest import MINI, mini_copies, mini_scenario, mock_outputs, run_eval, sample_scores
 from pibench_inspect.conversation.solver import FINAL_STATE, TERMINATION, USER_MODEL
 from pibench_inspect.task import pibench_task
 
@@ -70,17 +69,10 @@ def test_selection_args_and_bad_args():
 
 
 def test_isolation_with_many_concurrent_samples(tmp_path):
-    src = tmp_path / "src"
-    (src / "scenarios" / "mini").mkdir(parents=True)
-    (src / "domains").symlink_to(MINI / "domains")
-    base = mini_scenario()
     n = 24
-    for i in range(n):
-        d = json.loads(json.dumps(base))
-        d["meta"]["scenario_id"] = f"ISO_{i:03d}"
-        # a private marker each sample must find, unchanged and alone, at the end
-        d["environment_setup"]["initial_state_patch"] = {"marker": {"owner": f"ISO_{i:03d}"}}
-        (src / "scenarios" / "mini" / f"iso_{i:03d}.json").write_text(json.dumps(d))
+    # a private marker each sample must find, unchanged and alone, at the end
+    src = mini_copies(tmp_path, n, "ISO", lambda i, d: d["environment_setup"].update(
+        initial_state_patch={"marker": {"owner": d["meta"]["scenario_id"]}}))
     log = run_eval(pibench_task(None, source=str(src), agent="oracle", user="scripted"), max_samples=n)
     assert len(log.samples) == n
     for s in log.samples:

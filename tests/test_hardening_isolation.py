@@ -4,9 +4,8 @@ state holds exactly its own marker and only its own writes."""
 
 from __future__ import annotations
 
-import json
 
-from conftest import MINI, mini_scenario, run_eval
+from conftest import mini_copies, run_eval
 from pibench_inspect.conversation.solver import FINAL_STATE
 from pibench_inspect.task import pibench_task
 
@@ -14,20 +13,15 @@ N = 100
 
 
 def test_one_hundred_concurrent_samples_keep_private_state(tmp_path):
-    src = tmp_path / "src"
-    (src / "scenarios" / "mini").mkdir(parents=True)
-    (src / "domains").symlink_to(MINI / "domains")
-    base = mini_scenario()
-    for i in range(N):
-        d = json.loads(json.dumps(base))
-        sid = f"ISO100_{i:03d}"
-        d["meta"]["scenario_id"] = sid
+    def private(i, d):
+        sid = d["meta"]["scenario_id"]
         d["environment_setup"]["initial_state_patch"] = {
             "marker": {"owner": sid, "secret": f"s-{i * 7919 % 1000:03d}"},
             # a private customer per sample: a leak would show up as a foreign key here
             "customers": {f"C-{sid}": {"name": sid}},
         }
-        (src / "scenarios" / "mini" / f"iso_{i:03d}.json").write_text(json.dumps(d))
+
+    src = mini_copies(tmp_path, N, "ISO100", private)
     log = run_eval(pibench_task(None, source=str(src), agent="oracle", user="scripted"), max_samples=N)
     assert log.status == "success", log.error
     assert len(log.samples) == N

@@ -9,7 +9,6 @@ resumed with `inspect eval-retry`.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -18,7 +17,7 @@ import time
 from pathlib import Path
 
 
-from conftest import MINI, ROOT, mini_scenario
+from conftest import ROOT, mini_copies
 
 N = 8
 CLI = (
@@ -28,14 +27,7 @@ CLI = (
 
 
 def make_source(root: Path) -> Path:
-    src = root / "src"
-    (src / "scenarios" / "mini").mkdir(parents=True)
-    (src / "domains").symlink_to(MINI / "domains")
-    base = mini_scenario()
-    for i in range(N):
-        d = json.loads(json.dumps(base))
-        d["meta"]["scenario_id"] = f"RETRY_{i:02d}"
-        (src / "scenarios" / "mini" / f"retry_{i:02d}.json").write_text(json.dumps(d))
+    src = mini_copies(root, N, "RETRY", digits=2)
     (root / "retry_task.py").write_text(
         "from inspect_ai import task\n"
         "from pibench_inspect.task import pibench_task\n\n"

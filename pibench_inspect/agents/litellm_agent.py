@@ -71,7 +71,9 @@ class LiteLLMAgent:
         return reply, {**state, "history": history}
 
     def is_stop(self, message: dict) -> bool:
-        return (message.get("content") or "").strip() in ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+        from ..conversation.users import STOP_TOKENS
+
+        return (message.get("content") or "").strip() in STOP_TOKENS
 
     def set_seed(self, seed: int) -> None:
         self.seed = seed

@@ -7,7 +7,7 @@ evaluator is missing from `reward_basis`) is reported as such and never counted 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from ..scenario import model as m
@@ -48,7 +48,7 @@ class Evaluation:
     def dimensions(self) -> dict[str, dict[str, Any]]:
         out = {}
         for key, (name, types) in DIMENSIONS.items():
-            mine = [r for r in self.results if r.passed is not None and _dimension(r.type) == key]
+            mine = [r for r in self.results if r.passed is not None and dimension_of(r.type) == key]
             out[key] = {
                 "name": name,
                 "passed": all(r.passed for r in mine),
@@ -73,7 +73,8 @@ class Evaluation:
         }
 
 
-def _dimension(check_type: str) -> str:
+def dimension_of(check_type: str) -> str:
+    """The original's dimension key for a result type (unmapped types count as outcomes)."""
     for key, (_, types) in DIMENSIONS.items():
         if check_type in types:
             return key
@@ -178,4 +179,3 @@ async def _judge(check: m.NLJudge, trace: Trace, judge: Judge | None) -> CheckRe
     return await judge(check, trace)
 
 
-__all__ = ["Evaluation", "evaluate", "event_flags", "asdict"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 
-BLOCKED_MESSAGE = "Tool not permitted by policy"
+from ..environment.tools import BLOCKED_MESSAGE
 
 
 @dataclass

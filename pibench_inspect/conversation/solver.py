@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from inspect_ai.model import (
     ChatMessageAssistant,
@@ -66,6 +66,11 @@ logger = logging.getLogger(__name__)
 Resolver = Callable[[str], tuple[Scenario, Domain]]
 
 
+def is_none_model(model: Any) -> bool:
+    """`--model none` (or a role left on it): nothing can generate."""
+    return model.api.model_name == "none" or str(model).startswith("none")
+
+
 def make_user(config: ConversationConfig, scenario: Scenario) -> ScriptedUser | LLMUser | SoloUser:
     if config.user == "scripted":
         return ScriptedUser(scenario.user_simulation)
@@ -74,7 +79,7 @@ def make_user(config: ConversationConfig, scenario: Scenario) -> ScriptedUser | 
     if config.user != "llm":
         raise ValueError(f"-T user={config.user!r}: expected 'llm', 'scripted' or 'solo'")
     model = get_model(role="user", default=get_model())
-    if model.api.model_name == "none" or str(model) == "none/none":
+    if is_none_model(model):
         raise ValueError(
             "the simulated user needs a model: bind one with --model-role user=PROVIDER/MODEL, "
             "pass --model, or run keylessly with -T user=scripted"

@@ -155,7 +155,9 @@ class StateDB:
         self._insert_rows(coll, list(zip(keys, records)))
         return coll
 
-    def _insert_rows(self, coll: Collection, rows: list[tuple[str | None, dict[str, Any]]]) -> None:
+    def _insert_rows(
+        self, coll: Collection, rows: list[tuple[str | None, dict[str, Any]]], first_pos: int = 0
+    ) -> None:
         """Load many rows with one statement per chunk (a statement per row dominated setup)."""
         names = list(coll.columns)
         one = "(" + ", ".join(["?", "?", "?"] + ["?::JSON" if coll.columns[k] == "JSON" else "?" for k in names]) + ")"
@@ -164,26 +166,17 @@ class StateDB:
         for start in range(0, len(rows), chunk):
             part = rows[start : start + chunk]
             params: list[Any] = []
-            for pos, (key, r) in enumerate(part, start):
+            for pos, (key, r) in enumerate(part, first_pos + start):
                 params += [pos, key, list(r)] + [self._param(coll.columns[k], r.get(k)) for k in names]
             self.conn.execute(
                 f"INSERT INTO {q(coll.table)} ({cols}) VALUES {', '.join([one] * len(part))}", params
             )
 
     def _insert_row(self, coll: Collection, pos: int, key: str | None, r: dict[str, Any]) -> None:
+        """Append one row, widening or adding columns its values need."""
         for k, v in r.items():
             self._ensure_column(coll, k, v)
-        names = list(coll.columns)
-        placeholders = ["?", "?", "?"] + [
-            "?::JSON" if coll.columns[k] == "JSON" else "?" for k in names
-        ]
-        params: list[Any] = [pos, key, list(r)]
-        params += [self._param(coll.columns[k], r.get(k)) for k in names]
-        cols = ["_pos", "_key", "_keys"] + [coll.col(k) for k in names]
-        self.conn.execute(
-            f"INSERT INTO {q(coll.table)} ({', '.join(cols)}) VALUES ({', '.join(placeholders)})",
-            params,
-        )
+        self._insert_rows(coll, [(key, r)], first_pos=pos)
 
     @staticmethod
     def _column_name(coll: Collection, name: str) -> str:

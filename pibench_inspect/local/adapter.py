@@ -15,7 +15,7 @@ from inspect_ai.tool import ToolCall, ToolDef
 
 from .protocol import AgentProtocol
 
-STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+from ..conversation.users import STOP_TOKENS
 CALL_KEYS = {"id", "name", "arguments", "requestor"}
 
 

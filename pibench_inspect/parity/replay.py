@@ -22,14 +22,14 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolCallError
 
 from .._sync import run_sync
-from ..checks.evaluate import DIMENSIONS, Evaluation, evaluate
+from ..checks.evaluate import DIMENSIONS, Evaluation, dimension_of, evaluate
 from ..checks.policy import CheckResult
 from ..checks.trace import Trace, build_trace
 from ..environment.merge import domain_document
 from ..environment.state import StateDB
 from ..environment.tools import exposed_tools
 from ..scenario.catalog import Entry, ScenarioSet, load_set
-from ..scenario.model import NLJudge, StateField
+from ..scenario.model import NLJudge
 from .execute import execute_original
 
 TIERS = {"POLICY": "policy", "STATE_FIELD": "state_field", "NL_JUDGE": "nl_judge"}
@@ -112,18 +112,11 @@ def dimensions_payload(ev: Evaluation) -> dict[str, Any]:
     """The original's 7 dimensions with full result records (reference 4.6)."""
     out = {}
     for key, (name, _types) in DIMENSIONS.items():
-        mine = [r for r in ev.results if r.passed is not None and _dim(r.type) == key]
+        mine = [r for r in ev.results if r.passed is not None and dimension_of(r.type) == key]
         records = [{"detail": r.detail, "outcome_id": r.outcome_id, "passed": r.passed, "type": r.type} for r in mine]
         out[key] = {"checks": records, "failed_checks": [x for x in records if not x["passed"]],
                     "name": name, "passed": all(r.passed for r in mine)}
     return out
-
-
-def _dim(check_type: str) -> str:
-    for key, (_name, types) in DIMENSIONS.items():
-        if check_type in types:
-            return key
-    return "outcomes"
 
 
 @dataclass
@@ -230,4 +223,3 @@ def replay(paths: list[str | Path], source: str | Path | None = None) -> Iterato
             yield ReplayError(str(f), str(err))
 
 
-__all__ = ["replay", "replay_one", "stub_judge", "StateField"]

@@ -14,7 +14,6 @@ from .model import (
     DecisionEquals,
     NLJudge,
     Scenario,
-    StateField,
     ToolBeforeTool,
     ToolBeforeToolAny,
     ToolCalled,
@@ -152,5 +151,3 @@ def required_tools(s: Scenario) -> list[tuple[str, str]]:
             out += [(f"{base}.first_tool", c.before), (f"{base}.second_tool", c.after)]
     return out
 
-
-__all__ = ["scenario_problems", "tools_named", "required_tools", "path_problems", "StateField"]

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from inspect_ai.model import GenerateConfig, Model, get_model
+from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from ..checks.evaluate import Evaluation, evaluate
 from ..checks.judge import ModelJudge
 from ..checks.trace import build_trace
-from ..conversation.solver import AGENT, FINAL_STATE, STEPS, TERMINATION, USER_MODEL, Resolver
+from ..conversation.solver import AGENT, FINAL_STATE, STEPS, TERMINATION, USER_MODEL, Resolver, is_none_model
 from .metrics import ALL_METRICS
 
 FLAGS = ("V_r", "UR_r", "OR_r", "EA_r", "AT_r")
@@ -60,10 +60,6 @@ def explanation(ev: Evaluation, nl_tier: str = "scored") -> str:
     if ev.semantic_score is not None:
         lines.append(f"semantic score (NL tier): {ev.semantic_score:.2f}")
     return "\n".join(lines)
-
-
-def is_none_model(model: Model) -> bool:
-    return model.api.model_name == "none" or str(model).startswith("none")
 
 
 def grader(mode: str) -> tuple[ModelJudge | None, str]:
