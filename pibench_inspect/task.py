@@ -12,7 +12,7 @@ from typing import Any, Literal
 from inspect_ai import Epochs, Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import pass_k
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from . import _bootstrap  # noqa: F401  (environment set-up before litellm can load)
 from .conversation.agents import BUILTIN_AGENTS
@@ -43,7 +43,13 @@ class TaskArgs(BaseModel):
     agent: str = "model"
     # keyword arguments for a module:ClassOrFactory agent (e.g. {"model_name": "gpt-4o-mini"})
     agent_args: dict[str, Any] = Field(default_factory=dict)
-    user: Literal["llm", "scripted", "solo"] = "llm"
+    # a remote agent under test (-T agent=a2a): its URL, and whether to bootstrap (auto: if its
+    # card declares urn:pi-bench:policy-bootstrap:v1)
+    agent_url: str | None = None
+    agent_mode: Literal["auto", "stateless", "bootstrap"] = "auto"
+    user: Literal["llm", "scripted", "solo", "a2a"] = "llm"
+    user_url: str | None = None  # the simulated user over A2A (-T user=a2a)
+    a2a_timeout: float = Field(default=120.0, gt=0)  # seconds per A2A request
     max_steps: int = Field(default=40, ge=2)
     max_user_turns: int = Field(default=8, ge=1)
     user_temperature: float = Field(default=0.0, ge=0.0)
@@ -63,12 +69,25 @@ class TaskArgs(BaseModel):
     @field_validator("agent")
     @classmethod
     def _known_agent(cls, v: str) -> str:
-        if v != "model" and v not in BUILTIN_AGENTS and ":" not in v:
+        if v not in ("model", "a2a") and v not in BUILTIN_AGENTS and ":" not in v:
             raise ValueError(
-                f"expected 'model', one of {', '.join(BUILTIN_AGENTS)}, or module:ClassOrFactory "
+                f"expected 'model', 'a2a', one of {', '.join(BUILTIN_AGENTS)}, or module:ClassOrFactory "
                 f"implementing pibench_inspect.local.AgentProtocol; got {v!r}"
             )
         return v
+
+
+    @model_validator(mode="after")
+    def _urls_match_parties(self) -> "TaskArgs":
+        for party, url_arg, url in (("agent", "agent_url", self.agent_url), ("user", "user_url", self.user_url)):
+            remote = getattr(self, party) == "a2a"
+            if remote and not url:
+                raise ValueError(f"-T {party}=a2a needs -T {url_arg}=http://HOST:PORT")
+            if url and not remote:
+                raise ValueError(f"-T {url_arg} is only used with -T {party}=a2a")
+            if url and not url.startswith(("http://", "https://")):
+                raise ValueError(f"-T {url_arg}={url!r} must start with http:// or https://")
+        return self
 
 
 def parse_args(task_args: dict[str, Any]) -> TaskArgs:
@@ -76,8 +95,8 @@ def parse_args(task_args: dict[str, Any]) -> TaskArgs:
         return TaskArgs.model_validate(task_args)
     except ValidationError as err:
         problems = "; ".join(
-            f"-T {'.'.join(str(p) for p in e['loc'])}: "
-            + ("unknown task argument" if e["type"] == "extra_forbidden" else e["msg"])
+            (f"-T {'.'.join(str(p) for p in e['loc'])}: " if e["loc"] else "")
+            + ("unknown task argument" if e["type"] == "extra_forbidden" else e["msg"].removeprefix("Value error, "))
             for e in err.errors(include_url=False)
         )
         known = ", ".join(TaskArgs.model_fields)
@@ -143,6 +162,10 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
         hard_gate=args.hard_gate,
         parity=parity,
         agent_args=tuple(sorted(args.agent_args.items())),
+        agent_url=args.agent_url,
+        agent_mode=args.agent_mode,
+        a2a_timeout=args.a2a_timeout,
+        user_url=args.user_url,
     )
     reducers = [pibench_epochs()] + ([pass_k(args.epochs)] if args.epochs > 1 else [])
     return Task(

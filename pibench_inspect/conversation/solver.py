@@ -59,6 +59,11 @@ class ConversationConfig:
     # None: follow the domain (original pi-bench folders open with the original's greeting)
     parity: bool | None = None
     agent_args: tuple = ()
+    # remote agents and users over A2A
+    agent_url: str | None = None
+    agent_mode: str = "auto"
+    a2a_timeout: float = 120.0
+    user_url: str | None = None
 
 
 logger = logging.getLogger(__name__)
@@ -71,13 +76,20 @@ def is_none_model(model: Any) -> bool:
     return model.api.model_name == "none" or str(model).startswith("none")
 
 
-def make_user(config: ConversationConfig, scenario: Scenario) -> ScriptedUser | LLMUser | SoloUser:
+def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1):
+    if config.user == "a2a":
+        # the simulated user runs in another process, behind an A2A server (reference 5.8)
+        from ..a2a.user_client import A2AUser
+        from ..scoring.payload import derive_seed
+
+        return A2AUser(config.user_url or "", scenario.user_simulation,
+                       derive_seed(config.user_seed, scenario.scenario_id, epoch - 1), config.a2a_timeout)
     if config.user == "scripted":
         return ScriptedUser(scenario.user_simulation)
     if config.user == "solo":
         return SoloUser(scenario.user_simulation)
     if config.user != "llm":
-        raise ValueError(f"-T user={config.user!r}: expected 'llm', 'scripted' or 'solo'")
+        raise ValueError(f"-T user={config.user!r}: expected 'llm', 'scripted', 'solo' or 'a2a'")
     model = get_model(role="user", default=get_model())
     if is_none_model(model):
         raise ValueError(
@@ -101,11 +113,36 @@ def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, e
             benchmark_context(scenario, domain),
             derive_seed(config.user_seed, scenario.scenario_id, epoch - 1),
         )
+    if config.agent == "a2a":
+        from ..a2a.purple import A2APurpleAgent
+        from ..scoring.payload import derive_seed
+
+        return A2APurpleAgent(
+            config.agent_url or "",
+            benchmark_context(scenario, domain),
+            derive_seed(config.user_seed, scenario.scenario_id, epoch - 1),
+            timeout=config.a2a_timeout,
+            mode=config.agent_mode,
+            domain=domain.name,
+        )
     if config.agent in BUILTIN_AGENTS:
         return builtin_agent(config.agent, domain, scenario)
     raise ValueError(
         f"-T agent={config.agent!r}: expected 'model' or one of {', '.join(BUILTIN_AGENTS)}"
     )
+
+
+async def close_party(party: Any) -> None:
+    """Let an agent or user release what it holds (an external agent's stop(), an HTTP client)."""
+    if party is None:
+        return
+    try:
+        if hasattr(party, "aclose"):
+            await party.aclose()
+        elif hasattr(party, "close"):
+            party.close()
+    except Exception as err:  # closing must never hide the sample's result
+        logger.warning("closing %s failed: %s", getattr(party, "name", party), err)
 
 
 def agent_stop_token(message: ChatMessageAssistant) -> bool:
@@ -129,7 +166,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
         store.set(TERMINATION, "not_started")
         store.set(AGENT, config.agent)
         steps = 0
-        agent = None
+        agent = user = None
         try:
             tools = build_tools(domain, scenario, db, forbidden=forbidden)
             state.tools = tools
@@ -139,7 +176,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                 store.set(ORACLE_NOTES, agent.notes)
                 transcript().info({"oracle cannot satisfy": agent.notes})
                 logger.warning("oracle on %s cannot satisfy: %s", scenario.scenario_id, "; ".join(agent.notes))
-            user = make_user(config, scenario)
+            user = make_user(config, scenario, state.epoch)
             store.set(
                 USER_MODEL, str(user.model) if isinstance(user, LLMUser) else user.name
             )
@@ -198,8 +235,8 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             store.set(TERMINATION, "error")
             raise
         finally:
-            if agent is not None and hasattr(agent, "close"):
-                agent.close()
+            for party in (agent, user):
+                await close_party(party)
             store.set(STEPS, steps)
             try:
                 store.set(FINAL_STATE, db.export())

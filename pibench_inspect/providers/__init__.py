@@ -1,4 +1,5 @@
-"""Model providers: `litellm/<model>` makes any LiteLLM model string usable with Inspect."""
+"""Model providers: `litellm/<model>` makes any LiteLLM model string usable with Inspect;
+`protocol/<module:Class>` runs a five-operation protocol agent as the model under test."""
 
 from inspect_ai.model import ModelAPI, modelapi
 
@@ -9,3 +10,11 @@ def litellm() -> type[ModelAPI]:
     from .litellm_api import LiteLLMAPI
 
     return LiteLLMAPI
+
+
+@modelapi(name="protocol")
+def protocol() -> type[ModelAPI]:
+    # `--model protocol/module:ClassOrFactory`: a five-operation protocol agent as an Inspect model
+    from .protocol_api import ProtocolAPI
+
+    return ProtocolAPI

@@ -1,0 +1,193 @@
+"""A2A JSON-RPC envelopes and replies, in the two dialects we speak.
+
+Internally every part is the v0.3 shape (`{"kind": "text", "text"}` or `{"kind": "data",
+"data"}`); the 1.x dialect converts at the edge. Replies are reduced to their candidate parts in
+the order a client should try them: artifacts, then the task's status message, then a `message`
+field, then a direct Message result (the original missed the last one).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+BOOTSTRAP_URN = "urn:pi-bench:policy-bootstrap:v1"
+
+# JSON-RPC error codes used by our servers (A2A reserves -32001..-32099 for its own)
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+CONTEXT_NOT_FOUND = -32004
+
+
+class A2AError(Exception):
+    """A remote A2A peer failed: unreachable, timed out, HTTP error, JSON-RPC error or a reply
+    we cannot use. The message names the URL and says which."""
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class Dialect:
+    version: str  # "0.3" or "1.0"
+    method: str
+
+    @property
+    def v1(self) -> bool:
+        return self.version.startswith("1")
+
+    def headers(self) -> dict[str, str]:
+        return {"A2A-Version": "1.0"} if self.v1 else {}
+
+    def part(self, part: dict[str, Any]) -> dict[str, Any]:
+        """One of our (v0.3-shaped) parts on the wire."""
+        if not self.v1:
+            return part
+        out: dict[str, Any] = {"data": part["data"]} if part["kind"] == "data" else {"text": part["text"]}
+        if part.get("metadata"):
+            out["metadata"] = part["metadata"]
+        return out
+
+    def message(
+        self,
+        parts: list[dict[str, Any]],
+        *,
+        context_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        role: str = "user",
+    ) -> dict[str, Any]:
+        msg: dict[str, Any] = {
+            "role": ("ROLE_USER" if role == "user" else "ROLE_AGENT") if self.v1 else role,
+            "parts": [self.part(p) for p in parts],
+            "messageId": new_id(),
+        }
+        if not self.v1:
+            msg["kind"] = "message"
+        if context_id:
+            msg["contextId"] = context_id
+        if metadata:
+            msg["metadata"] = metadata
+        return msg
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": new_id(), "method": self.method, "params": {"message": message}}
+
+
+V03 = Dialect("0.3", "message/send")
+V10 = Dialect("1.0", "SendMessage")
+
+
+def data_part(data: Any, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    part: dict[str, Any] = {"kind": "data", "data": data}
+    if metadata:
+        part["metadata"] = metadata
+    return part
+
+
+def text_part(text: str) -> dict[str, Any]:
+    return {"kind": "text", "text": text}
+
+
+def _integral(value: Any) -> Any:
+    """1.x carries data as protobuf Values, where every number is a double: 3 arrives as 3.0.
+    Tool arguments and ids must keep their integers, so integral doubles become ints again."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
+def _normal_part(part: Any, v1: bool) -> dict[str, Any] | None:
+    if not isinstance(part, dict):
+        return None
+    kind = part.get("kind")
+    if kind == "data" or (kind is None and "data" in part):
+        data = _integral(part.get("data")) if v1 else part.get("data")
+        return {"kind": "data", "data": data, "metadata": part.get("metadata") or {}}
+    if kind == "text" or (kind is None and "text" in part):
+        text = part.get("text")
+        return {"kind": "text", "text": text if isinstance(text, str) else ""}
+    return {"kind": str(kind or "unknown")}
+
+
+@dataclass
+class Reply:
+    """What a message/send returned, reduced to what we use."""
+
+    parts: list[dict[str, Any]] = field(default_factory=list)  # candidates, best first
+    context_id: str | None = None
+    task_id: str | None = None
+    state: str | None = None  # task state, v0.3 spelling ("completed", "failed", ...)
+    raw: Any = None
+
+
+def _state(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    # 1.x: TASK_STATE_INPUT_REQUIRED -> input-required
+    return value.removeprefix("TASK_STATE_").lower().replace("_", "-") if value.startswith("TASK_STATE_") else value
+
+
+def parse_reply(body: Any, url: str, v1: bool = False) -> Reply:
+    """A JSON-RPC response body -> Reply, or A2AError naming what is wrong with it."""
+    if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+        raise A2AError(f"{url} did not answer with a JSON-RPC 2.0 response: {_snippet(body)}")
+    if "error" in body and body["error"] is not None:
+        err = body["error"] if isinstance(body["error"], dict) else {"message": str(body["error"])}
+        raise A2AError(f"{url} returned JSON-RPC error {err.get('code', '?')}: {err.get('message', '')}".rstrip())
+    result = body.get("result")
+    if not isinstance(result, dict):
+        raise A2AError(f"{url} returned a JSON-RPC response without a result object: {_snippet(body)}")
+    # 1.x wraps the result: {"task": {...}} or {"message": {...}}
+    wrapped = len(result) == 1 and next(iter(result)) in ("task", "message")
+    if v1 or wrapped:
+        kind = "task" if "task" in result else "message" if "message" in result else None
+        if kind is None or not isinstance(result[kind], dict):
+            raise A2AError(f"{url} returned a result with neither a task nor a message: {_snippet(body)}")
+        result = result[kind]
+        is_task = kind == "task"
+    else:
+        is_task = result.get("kind") == "task" or "status" in result or "artifacts" in result
+    reply = Reply(raw=body, context_id=result.get("contextId"))
+    candidates: list[Any] = []
+    if is_task:
+        reply.task_id = result.get("id")
+        status = result.get("status") if isinstance(result.get("status"), dict) else {}
+        reply.state = _state(status.get("state"))
+        for artifact in result.get("artifacts") or []:
+            if isinstance(artifact, dict):
+                candidates += artifact.get("parts") or []
+        if isinstance(status.get("message"), dict):
+            candidates += status["message"].get("parts") or []
+        if isinstance(result.get("message"), dict):
+            candidates += result["message"].get("parts") or []
+    else:
+        candidates += result.get("parts") or []
+        if isinstance(result.get("message"), dict):
+            candidates += result["message"].get("parts") or []
+    reply.parts = [p for p in (_normal_part(c, v1) for c in candidates) if p is not None]
+    if reply.state in ("failed", "rejected", "canceled"):
+        said = " ".join(p.get("text", "") for p in reply.parts if p["kind"] == "text").strip()
+        raise A2AError(f"{url} ended the task as {reply.state}" + (f": {said[:300]}" if said else ""))
+    return reply
+
+
+def _snippet(value: Any, limit: int = 200) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def first_data(reply: Reply, url: str, what: str) -> dict[str, Any]:
+    """The first data part whose data is an object (the user simulator and bootstrap need one)."""
+    for part in reply.parts:
+        if part["kind"] == "data" and isinstance(part.get("data"), dict):
+            return part["data"]
+    raise A2AError(f"{url} sent no data part with an object for {what}: {_snippet(reply.raw)}")
