@@ -135,6 +135,13 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(module: str, argv: list[str]) -> int:
+    import importlib
+
+    importlib.import_module(module).main(argv)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pibench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -179,13 +186,25 @@ def build_parser() -> argparse.ArgumentParser:
     from .run_cli import add_run_commands
 
     add_run_commands(sub)
+    # A2A servers: their own argument parsers take the rest of the command line
+    for name, what in (("serve-agent", "serve a protocol agent as an A2A purple agent"),
+                       ("serve-user", "serve the simulated user over A2A"),
+                       ("green", "the A2A green server (same as pi-bench-green)")):
+        sub.add_parser(name, help=what + " (see --help of the command)", add_help=False)
     sp = sub.add_parser("schema", help="print the JSON Schema of the scenario format")
     sp.add_argument("--out", help="write to this file instead of stdout")
     sp.set_defaults(func=cmd_schema)
     return p
 
 
+SERVERS = {"serve-agent": "pibench_inspect.a2a.agent_server", "serve-user": "pibench_inspect.a2a.user_server",
+           "green": "pibench_inspect.a2a.green.server"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in SERVERS:  # their own parsers (and --help) take over
+        return _serve(SERVERS[argv[0]], argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

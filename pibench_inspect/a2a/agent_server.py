@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
             raise ValueError("--agent-args must be a JSON object")
         load_agent(args.agent, kwargs)  # fail now, not on the first request
     except ValueError as err:  # json.JSONDecodeError is a ValueError
-        parser.error(str(err))
+        parser.error(str(err).removeprefix(f"-T agent={args.agent}: "))
     import uvicorn
 
     app = build_agent_app(lambda: load_agent(args.agent, kwargs), args.card_url or f"http://{args.host}:{args.port}/",

@@ -17,7 +17,8 @@ from a2a.server.apps import A2AStarletteApplication
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types import AgentCapabilities, AgentCard, AgentExtension, AgentSkill, DataPart, Part, TextPart
+from a2a.server.context import ServerCallContext
+from a2a.types import AgentCapabilities, AgentCard, AgentExtension, AgentSkill, DataPart, Part, Task, TextPart
 from a2a.utils import new_task
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
@@ -41,16 +42,36 @@ def package_version() -> str:
 
 
 def request_data(context: RequestContext) -> dict[str, Any]:
-    message = context.message
-    for part in message.parts if message else []:
-        if isinstance(part.root, DataPart) and isinstance(part.root.data, dict):
+    """The request's first data part. (a2a-sdk itself rejects a data part that is not an object.)"""
+    parts = context.message.parts if context.message else []
+    for part in parts:
+        if isinstance(part.root, DataPart):
+            if not isinstance(part.root.data, dict):
+                raise RequestProblem(f"the data part must hold an object, got {type(part.root.data).__name__}")
             return part.root.data
-    raise RequestProblem("the message needs a data part whose data is a JSON object")
+    kinds = ", ".join(p.root.kind for p in parts) or "none"
+    raise RequestProblem(f"the message has no data part (parts: {kinds}); send one data part with an object")
+
+
+class RecentTaskStore(InMemoryTaskStore):
+    """Keeps only the latest tasks: our servers never read an old one, and each holds a whole
+    request, so an unbounded store would grow for as long as a run lasts."""
+
+    def __init__(self, limit: int = 1024):
+        super().__init__()
+        self.limit = limit
+
+    async def save(self, task: Task, context: ServerCallContext | None = None) -> None:
+        await super().save(task, context)
+        async with self.lock:
+            while len(self.tasks) > self.limit:
+                del self.tasks[next(iter(self.tasks))]  # the oldest first
 
 
 class JsonExecutor(AgentExecutor):
-    def __init__(self, handler: Handler):
+    def __init__(self, handler: Handler, failure: str = "internal error"):
         self.handler = handler
+        self.failure = failure  # how an unexpected exception is introduced to the caller
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         task = context.current_task or new_task(context.message)  # type: ignore[arg-type]
@@ -61,10 +82,10 @@ class JsonExecutor(AgentExecutor):
         except RequestProblem as err:
             await updater.failed(updater.new_agent_message([Part(root=TextPart(text=str(err)))]))
             return
-        except Exception as err:  # a bug or a failing backend: say so, keep serving
+        except Exception as err:  # a bug or a failing backend (a model): say so, keep serving
             logger.exception("request failed")
             await updater.failed(updater.new_agent_message(
-                [Part(root=TextPart(text=f"internal error: {type(err).__name__}: {err}"))]))
+                [Part(root=TextPart(text=f"{self.failure}: {type(err).__name__}: {err}"))]))
             return
         await updater.complete(updater.new_agent_message([Part(root=DataPart(data=out))]))
 
@@ -92,7 +113,7 @@ def agent_card(name: str, description: str, url: str, skill: AgentSkill, bootstr
 def build_app(card: AgentCard, executor: AgentExecutor, health: dict[str, Any],
               handler_class: type[DefaultRequestHandler] = DefaultRequestHandler) -> Starlette:
     """The a2a-sdk JSON-RPC app (POST /, cards at both well-known paths) plus GET /health."""
-    a2a = A2AStarletteApplication(agent_card=card, http_handler=handler_class(executor, InMemoryTaskStore()))
+    a2a = A2AStarletteApplication(agent_card=card, http_handler=handler_class(executor, RecentTaskStore()))
 
     async def health_route(request):  # noqa: ANN001
         return JSONResponse(health)

@@ -45,6 +45,7 @@ USER_MODEL = "pibench:user_model"
 AGENT = "pibench:agent"
 ORACLE_NOTES = "pibench:oracle_notes"
 AGENT_ERROR = "pibench:agent_error"
+USER_ERROR = "pibench:user_error"  # why a remote simulated user failed
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,13 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                 if turn.text:
                     state.messages.append(ChatMessageUser(content=turn.text))
                 if turn.stop:
-                    termination = "agent_stop" if turn.stop == SOLO_DONE else "user_stop"
+                    if turn.stop == SOLO_DONE:
+                        termination = "agent_stop"
+                    elif store.get(USER_ERROR):
+                        # the simulator failed, not the agent: abnormal, as in the original
+                        termination = "user_error"
+                    else:
+                        termination = "user_stop"
                     break
                 # ---- agent turn: messages and tool executions until it answers in text
                 while True:

@@ -97,9 +97,9 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
     }
     if errored:
         row["error"] = sample.error.message if sample.error else "sample has no pibench score"
-    elif md.get("agent_error"):
-        # scored (as the original did), but the leaderboard row says why the agent stopped
-        row["error"] = md["agent_error"]
+    elif md.get("agent_error") or md.get("user_error"):
+        # scored (as the original did), but the leaderboard row says why the conversation stopped
+        row["error"] = md.get("agent_error") or md.get("user_error")
     # ours, for the report and the notebook (the payload copies only the fields above)
     row.update(
         agent=loaded.agent_id,

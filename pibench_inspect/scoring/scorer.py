@@ -18,7 +18,7 @@ from inspect_ai.solver import TaskState
 from ..checks.evaluate import Evaluation, evaluate
 from ..checks.judge import ModelJudge
 from ..checks.trace import build_trace
-from ..conversation.solver import AGENT, AGENT_ERROR, FINAL_STATE, STEPS, TERMINATION, USER_MODEL, Resolver, is_none_model
+from ..conversation.solver import AGENT, AGENT_ERROR, USER_ERROR, FINAL_STATE, STEPS, TERMINATION, USER_MODEL, Resolver, is_none_model
 from .metrics import ALL_METRICS
 
 FLAGS = ("V_r", "UR_r", "OR_r", "EA_r", "AT_r")
@@ -115,6 +115,7 @@ def pibench_scorer(
             "user_model": state.store.get(USER_MODEL),
             # why an external agent's conversation ended early (a bad message, an A2A failure)
             "agent_error": state.store.get(AGENT_ERROR),
+            "user_error": state.store.get(USER_ERROR),
             "tool_calls": [e.name for e in trace.entries],
             "nl_tier": nl_tier if scenario.criteria.nl_judge_checks else "no_nl_checks",
             "judge_model": str(sample_judge.model) if isinstance(sample_judge, ModelJudge) and sample_judge.model else None,
@@ -125,7 +126,8 @@ def pibench_scorer(
             value=score_value(ev),
             answer=ev.decision.rendered(),
             explanation=explanation(ev, nl_tier)
-            + (f"\nagent error: {state.store.get(AGENT_ERROR)}" if state.store.get(AGENT_ERROR) else ""),
+            + "".join(f"\n{who} error: {state.store.get(key)}" for who, key in (("agent", AGENT_ERROR), ("user", USER_ERROR))
+                      if state.store.get(key)),
             metadata=metadata,
         )
 
