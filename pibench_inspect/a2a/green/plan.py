@@ -1,0 +1,172 @@
+"""From a checked request and the server's settings to the Inspect run: task, -T arguments,
+model roles, sample concurrency, and how many sample runs to expect.
+
+Everything that can be known before the run is checked here, against the scenario set the
+run will use (its folder exists, the domain has scenarios, the scenario ids exist, a model is
+there for the simulated user), so that a mistake is a JSON-RPC error naming the field instead
+of a task that fails minutes later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ...domain.loader import domain_aliases
+from ...paths import domains_dir
+from ...scenario.catalog import ScenarioSet, load_set
+from .request import AssessmentRequest, InvalidRequest
+
+# the domains that have a registered task of their own (pibench_inspect/<name>)
+TASK_DOMAINS = ("finra", "retail", "helpdesk")
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    concurrency: int = 1  # sample runs in flight across the whole server
+    heartbeat: float = 30.0  # seconds between status updates at the latest
+    scenarios_dir: Path | None = None  # the default scenario source (None: the shipped set)
+    log_dir: Path = Path("logs/green")
+    user_model: str | None = None  # for requests that name none
+    judge_model: str | None = None
+
+
+class EvalPlan(BaseModel):
+    """What the runner subprocess needs (sent to it as JSON) plus what the result needs."""
+
+    task: str
+    task_args: dict[str, Any]
+    model_roles: dict[str, str] = {}
+    max_samples: int = 1
+    total: int  # sample runs expected: scenarios x trials
+    log_dir: str = ""  # filled in by the executor: one fresh folder per assessment
+    agent_id: str = "agent"
+    result_domain: str = "policy_compliance"
+    purple_url: str = ""
+    warnings: list[str] = []  # told to the caller in the first status update
+
+
+def model_ref(name: str) -> str:
+    """An AgentBeats config names a model bare ("gpt-4.1-mini"); Inspect needs a provider.
+    Bare names go through our litellm provider; "provider/model" passes unchanged."""
+    return name if "/" in name else f"litellm/{name}"
+
+
+def source_folder(raw: str, field: str) -> Path:
+    """A scenario source: a folder holding scenarios/ and domains/. The original's
+    scenarios_dir pointed at the scenarios/ folder itself; its parent is taken then."""
+    path = Path(raw).expanduser().resolve()
+    if (path / "scenarios").is_dir():
+        return path
+    if path.name == "scenarios" and path.is_dir() and (path.parent / "domains").is_dir():
+        return path.parent
+    what = "does not exist" if not path.exists() else "holds no scenarios/ folder"
+    raise InvalidRequest(f"{field}: {path} {what} (expected a folder with scenarios/ and domains/, as in pi-bench)")
+
+
+def scenario_set(request: AssessmentRequest, settings: ServerSettings) -> tuple[Path | None, ScenarioSet]:
+    if request.config.scenarios_dir:
+        source: Path | None = source_folder(request.config.scenarios_dir, "config.scenarios_dir")
+        field = "config.scenarios_dir"
+    else:
+        source, field = settings.scenarios_dir, "the server's --scenarios-dir"
+    try:
+        found = load_set(source)
+    except (OSError, ValueError) as err:
+        raise InvalidRequest(f"{field}: cannot read the scenarios: {err}") from None
+    if not found.entries:
+        raise InvalidRequest(f"{field}: no valid scenario under {source or 'the shipped set'}")
+    return source, found
+
+
+def make_plan(request: AssessmentRequest, settings: ServerSettings) -> EvalPlan:
+    config = request.config
+    source, found = scenario_set(request, settings)
+    entries = list(found.entries.values())
+    present = sorted({e.domain.name for e in entries})
+    task, scenarios = "pibench_inspect/pibench", config.scenarios
+    if config.scenario_scope == "domain":
+        raw = config.scenario_domain or ""
+        name = domain_aliases(domains_dir(source)).get(raw, raw)
+        if name not in present:
+            raise InvalidRequest(
+                f"config.scenario_domain: unknown domain {raw!r}; the scenario set has {', '.join(present)}"
+                + " (the original's names retail_refund_sop_v1 and helpdesk_access_control_v1 are accepted too)"
+            )
+        entries = [e for e in entries if e.domain.name == name]
+        if name in TASK_DOMAINS:
+            task = f"pibench_inspect/{name}"
+        else:
+            # a domain of a custom scenario folder: the all-domains task, narrowed to its ids
+            scenarios = scenarios or [e.scenario.scenario_id for e in entries]
+    if config.scenarios:
+        ids = {e.scenario.scenario_id for e in entries}
+        unknown = [s for s in config.scenarios if s not in ids]
+        if unknown:
+            scope = f"domain {config.scenario_domain}" if config.scenario_scope == "domain" else "the scenario set"
+            raise InvalidRequest(f"config.scenarios: not in {scope}: {', '.join(unknown)}")
+        entries = [e for e in entries if e.scenario.scenario_id in set(config.scenarios)]
+
+    task_args: dict[str, Any] = {
+        "agent": "a2a",
+        "agent_url": request.purple_url,
+        "max_steps": config.max_steps,
+        "max_user_turns": config.max_user_turns,
+        "user_seed": config.seed,
+        "hard_gate": config.observer_mode == "hard_gate",
+        "judge": config.judge,
+        # as a task argument (not eval(epochs=)) so the task keeps its epoch reducers
+        "epochs": config.num_trials,
+        "a2a_timeout": config.a2a_timeout,
+    }
+    if source is not None:
+        task_args["source"] = str(source)
+    if scenarios:
+        task_args["scenarios"] = list(scenarios)
+    roles: dict[str, str] = {}
+    if config.user_url:
+        task_args.update(user="a2a", user_url=config.user_url)
+    elif config.user == "scripted":
+        task_args["user"] = "scripted"
+    else:
+        user_model = config.user_model or settings.user_model
+        if not user_model:
+            raise InvalidRequest(
+                "config.user_model: needed for the LLM-simulated user and this server has no default "
+                "(--user-model); or set config.user to \"scripted\", or config.user_url to an A2A user simulator"
+            )
+        task_args["user"] = "llm"
+        roles["user"] = model_ref(user_model)
+    judge_model = config.judge_model or settings.judge_model
+    if judge_model and config.judge != "off":
+        roles["grader"] = model_ref(judge_model)
+    elif config.judge == "on":
+        raise InvalidRequest(
+            "config.judge: \"on\" needs config.judge_model (the agent under test is remote, so there is "
+            "no model of its own to judge with) or a server --judge-model"
+        )
+    _check_task_args(task_args)
+    return EvalPlan(
+        task=task,
+        task_args=task_args,
+        model_roles=roles,
+        max_samples=min(config.concurrency or settings.concurrency, settings.concurrency),
+        total=len(entries) * config.num_trials,
+        agent_id=request.agent_id,
+        result_domain=config.domain,
+        purple_url=request.purple_url,
+        warnings=request.warnings,
+    )
+
+
+def _check_task_args(task_args: dict[str, Any]) -> None:
+    """The task's own validation, so a value it refuses is a request error, not a failed run."""
+    from ...task import parse_args
+
+    try:
+        parse_args(task_args)
+    except ValueError as err:
+        raise InvalidRequest(f"config: {err}") from None

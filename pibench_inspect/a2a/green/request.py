@@ -1,0 +1,225 @@
+"""The assessment request: the JSON an AgentBeats-style caller sends, read into a checked model.
+
+The input is the first part of the message that is a data part holding an object, or a text
+part holding a JSON object. Accepted shapes (reference 5.4):
+
+    {"participants": {"agent": URL | {"url"|"endpoint"|"base_url": URL, "id"|"agentbeats_id": ID}},
+     "agentbeats_ids": {"agent": ID}?, "config": {...}}
+
+without an `agent` role the first participant is the agent under test; or, flat,
+`{"purple_agent_url": URL, "purple_agent_id"|"agentbeats_id": ID, "config": {...}}`.
+
+Every problem raises InvalidRequest with a message that names the field (`config.max_steps`,
+`participants.agent`, ...) and says what is wrong, because the caller is usually a program run
+by someone far away who only sees that message. Unknown config keys are refused (a typo would
+otherwise silently run the default), except two keys of the original that we do not use.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Literal
+
+from a2a.types import DataPart, Message, TextPart
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+logger = logging.getLogger(__name__)
+
+AGENT_ROLE = "agent"
+# keys of the original's config that have no meaning here: accepted so that an old request
+# still runs, with a warning (retries: Inspect's own; workspace: the server's --scenarios-dir)
+IGNORED_KEYS = ("retry_failed", "workspace_root")
+URL_KEYS = ("url", "endpoint", "base_url")
+ID_KEYS = ("id", "agentbeats_id")
+
+
+class InvalidRequest(ValueError):
+    """The request cannot start an assessment; the message goes back as a JSON-RPC error."""
+
+
+def _http_url(value: Any, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidRequest(f"{field}: expected an http(s) URL string, got {_show(value)}")
+    url = value.strip()
+    if not url.startswith(("http://", "https://")):
+        raise InvalidRequest(f"{field}: {url!r} is not an http:// or https:// URL")
+    return url
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 80 else text[:80] + "..."
+
+
+class AssessmentConfig(BaseModel):
+    """`config` of the request. Strict types: a JSON caller that sends "40" for max_steps has
+    made a mistake worth hearing about, and `true` must not pass as the integer 1."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    domain: str = Field(default="policy_compliance", min_length=1)  # the result's label only
+    scenario_scope: Literal["all", "domain"] = "all"
+    scenario_domain: str | None = None  # a domain name or an original alias (checked in plan.py)
+    scenarios: list[str] | None = None  # scenario ids (a comma-separated string is accepted)
+    num_trials: int = Field(default=1, ge=1)
+    concurrency: int | None = Field(default=None, ge=1)
+    max_steps: int = Field(default=40, ge=2)
+    seed: int = 42
+    user: Literal["llm", "scripted"] = "llm"
+    user_model: str | None = Field(default=None, min_length=1)
+    user_url: str | None = None
+    judge: Literal["auto", "on", "off"] = "auto"
+    judge_model: str | None = Field(default=None, min_length=1)
+    observer_mode: Literal["audit_only", "hard_gate"] = "audit_only"
+    scenarios_dir: str | None = Field(default=None, min_length=1)
+    max_user_turns: int = Field(default=8, ge=1)
+    a2a_timeout: float = Field(default=120.0, gt=0)
+
+    @field_validator("scenarios", mode="before")
+    @classmethod
+    def _split(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return [x.strip() for x in v.split(",") if x.strip()] or None
+        return v
+
+    @field_validator("user_url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        try:
+            return _http_url(v, "user_url")
+        except InvalidRequest as err:
+            raise ValueError(str(err).removeprefix("user_url: ")) from None
+
+
+class AssessmentRequest(BaseModel):
+    purple_url: str
+    agent_id: str  # the leaderboard id when given, else the role name
+    role: str
+    config: AssessmentConfig
+    warnings: list[str] = Field(default_factory=list)
+
+
+def message_input(message: Message | None) -> dict[str, Any]:
+    """The request object: the first object data part, or the first text part holding a JSON
+    object (AgentBeats sends text)."""
+    parts = message.parts if message else []
+    if not parts:
+        raise InvalidRequest("message.parts: empty; send one data part (or a text part) holding the request object")
+    text_problem = None
+    for i, part in enumerate(parts):
+        root = part.root
+        if isinstance(root, DataPart):
+            if isinstance(root.data, dict):
+                return root.data
+            text_problem = text_problem or f"message.parts[{i}].data: expected a JSON object"
+        elif isinstance(root, TextPart):
+            try:
+                value = json.loads(root.text)
+            except ValueError as err:
+                text_problem = text_problem or f"message.parts[{i}].text: not JSON ({err}): {_show(root.text)}"
+                continue
+            if isinstance(value, dict):
+                return value
+            text_problem = text_problem or f"message.parts[{i}].text: JSON {type(value).__name__}, expected an object"
+    raise InvalidRequest(
+        (text_problem or "message.parts: no data or text part")
+        + "; the request is an object like {\"participants\": {\"agent\": URL}, \"config\": {...}}"
+    )
+
+
+def _participant(data: dict[str, Any]) -> tuple[str, str, str | None]:
+    """(role, purple URL, id if the participant entry names one)."""
+    participants = data.get("participants")
+    if participants is not None:
+        if not isinstance(participants, dict) or not participants:
+            raise InvalidRequest(
+                f"participants: expected an object mapping a role to a URL, got {_show(participants)}"
+            )
+        role = AGENT_ROLE if AGENT_ROLE in participants else next(iter(participants))
+        entry = participants[role]
+        where = f"participants.{role}"
+        if isinstance(entry, dict):
+            key = next((k for k in URL_KEYS if entry.get(k) is not None), None)
+            if key is None:
+                raise InvalidRequest(f"{where}: the object needs one of {', '.join(URL_KEYS)} with the agent's URL")
+            ident = next((entry[k] for k in ID_KEYS if entry.get(k) is not None), None)
+            return role, _http_url(entry[key], f"{where}.{key}"), _ident(ident, f"{where}.id")
+        return role, _http_url(entry, where), None
+    if data.get("purple_agent_url") is not None:
+        return AGENT_ROLE, _http_url(data["purple_agent_url"], "purple_agent_url"), None
+    raise InvalidRequest(
+        "participants: missing; name the agent under test as {\"participants\": {\"agent\": \"http://HOST:PORT\"}} "
+        "(or give purple_agent_url)"
+    )
+
+
+def _ident(value: Any, field: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, (str, int)) or isinstance(value, bool) or str(value) == "":
+        raise InvalidRequest(f"{field}: expected a non-empty string, got {_show(value)}")
+    return str(value)
+
+
+def _agent_id(data: dict[str, Any], role: str, from_entry: str | None) -> str:
+    if from_entry:
+        return from_entry
+    ids = data.get("agentbeats_ids")
+    if ids is not None:
+        if not isinstance(ids, dict):
+            raise InvalidRequest(f"agentbeats_ids: expected an object mapping a role to an id, got {_show(ids)}")
+        found = _ident(ids.get(role), f"agentbeats_ids.{role}")
+        if found:
+            return found
+    for key in ("purple_agent_id", "agentbeats_id"):
+        found = _ident(data.get(key), key)
+        if found:
+            return found
+    return role
+
+
+def _config(raw: Any) -> tuple[AssessmentConfig, list[str]]:
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise InvalidRequest(f"config: expected an object, got {_show(raw)}")
+    known = list(AssessmentConfig.model_fields)
+    unknown = [k for k in raw if k not in known and k not in IGNORED_KEYS]
+    if unknown:
+        raise InvalidRequest(
+            f"config.{unknown[0]}: unknown config key"
+            + (f" (also unknown: {', '.join(unknown[1:])})" if unknown[1:] else "")
+            + f"; known keys: {', '.join(known)}"
+        )
+    warnings = [f"config.{k} is accepted for compatibility with the original and ignored"
+                for k in IGNORED_KEYS if k in raw]
+    try:
+        config = AssessmentConfig.model_validate({k: v for k, v in raw.items() if k not in IGNORED_KEYS})
+    except ValidationError as err:
+        problems = []
+        for e in err.errors(include_url=False):
+            field = "config." + ".".join(str(p) for p in e["loc"]) if e["loc"] else "config"
+            problems.append(f"{field}: {e['msg'].removeprefix('Value error, ')} (got {_show(e.get('input'))})")
+        raise InvalidRequest("; ".join(problems)) from None
+    if config.scenario_scope == "domain" and not config.scenario_domain:
+        raise InvalidRequest("config.scenario_domain: required when config.scenario_scope is \"domain\"")
+    if config.user_url and config.user == "scripted":
+        raise InvalidRequest(
+            "config.user_url: a remote user simulator cannot be combined with config.user \"scripted\"")
+    return config, warnings
+
+
+def parse_request(data: dict[str, Any]) -> AssessmentRequest:
+    role, url, entry_id = _participant(data)
+    config, warnings = _config(data.get("config"))
+    for w in warnings:
+        logger.warning(w)
+    return AssessmentRequest(purple_url=url, agent_id=_agent_id(data, role, entry_id), role=role,
+                             config=config, warnings=warnings)
+
+
+def read_request(message: Message | None) -> AssessmentRequest:
+    return parse_request(message_input(message))

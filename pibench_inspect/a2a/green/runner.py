@@ -1,0 +1,112 @@
+"""The assessment's Inspect run, in a process of its own:
+
+    python -m pibench_inspect.a2a.green.runner '<EvalPlan as JSON>'
+
+A subprocess because Inspect's eval() is not re-entrant within one process (two assessments
+at once would share its global state) and because a crash, a hang or a runaway memory use of
+one run must not take the server down; the server can also end a run by its process id.
+
+Protocol on stdout, one JSON object per line (everything else the run prints goes to stderr):
+    {"event": "start", "total": N}
+    {"event": "sample_end", "scenario_id": ..., "epoch": e, "completed": n, "total": N, "error"?: str}
+    {"event": "done", "log": PATH, "status": "success"|"error"|"cancelled", "error"?: str}
+Exit status 0 when the log's status is success, 1 otherwise, 2 for a bad invocation.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from inspect_ai.hooks import Hooks, SampleEnd, TaskStart, hooks
+
+_channel: TextIO | None = None  # set by main(): the real stdout; None = hook inactive
+
+
+def emit(event: dict[str, Any]) -> None:
+    if _channel is not None:
+        _channel.write(json.dumps(event) + "\n")
+        _channel.flush()
+
+
+@hooks(name="pibench_green_progress", description="Reports finished samples to the pi-bench green server.")
+class Progress(Hooks):
+    """One line per finished sample-epoch. Registered at import, but silent unless this module
+    runs as the runner (importing it elsewhere must not print into someone's stdout)."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.completed = 0
+
+    def enabled(self) -> bool:
+        return _channel is not None
+
+    async def on_task_start(self, data: TaskStart) -> None:
+        samples = data.spec.dataset.samples or 0
+        self.total = samples * (data.spec.config.epochs or 1)
+        self.completed = 0
+        emit({"event": "start", "total": self.total})
+
+    async def on_sample_end(self, data: SampleEnd) -> None:
+        # samples of one run finish on one event loop: this counter needs no lock
+        self.completed += 1
+        event: dict[str, Any] = {"event": "sample_end", "scenario_id": str(data.sample.id),
+                                 "epoch": data.sample.epoch, "completed": self.completed, "total": self.total}
+        if data.sample.error is not None:
+            event["error"] = data.sample.error.message
+        emit(event)
+
+
+def run(plan: dict[str, Any]) -> int:
+    from inspect_ai import eval as inspect_eval
+
+    logs = inspect_eval(
+        plan["task"],
+        task_args=plan["task_args"],
+        model="none",  # the agent under test is remote; the user and judge come as roles
+        model_roles=plan.get("model_roles") or None,
+        max_samples=plan.get("max_samples") or 1,
+        log_dir=plan["log_dir"],
+        display="none",
+        # a sample that fails (user simulator down, a bug) becomes an error row, as in the
+        # original, instead of stopping every other sample
+        fail_on_error=False,
+    )
+    if not logs:
+        emit({"event": "done", "log": None, "status": "error", "error": "Inspect returned no log"})
+        return 1
+    log = logs[0]
+    done: dict[str, Any] = {"event": "done", "log": log.location, "status": log.status}
+    if log.error is not None:
+        done["error"] = log.error.message
+    emit(done)
+    return 0 if log.status == "success" else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    global _channel
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        plan = json.loads(args[0])
+        if not isinstance(plan, dict) or not {"task", "task_args", "log_dir"} <= set(plan):
+            raise ValueError("expected an object with task, task_args and log_dir")
+    except (IndexError, ValueError) as err:
+        print(f"usage: python -m pibench_inspect.a2a.green.runner '<plan JSON>': {err}", file=sys.stderr)
+        return 2
+    # our lines alone on stdout; whatever Inspect or a library prints goes to stderr
+    _channel, sys.stdout = sys.stdout, sys.stderr
+    try:
+        return run(plan)
+    except Exception as err:  # noqa: BLE001 (e.g. a model role Inspect cannot resolve: no log, but a reason)
+        import traceback
+
+        traceback.print_exc()  # to stderr, which the server keeps
+        emit({"event": "done", "log": None, "status": "error", "error": f"{type(err).__name__}: {err}"})
+        return 1
+    finally:
+        sys.stdout, _channel = _channel, None
+
+
+if __name__ == "__main__":
+    sys.exit(main())
