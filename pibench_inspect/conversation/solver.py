@@ -102,26 +102,24 @@ def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1):
 
 
 def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, epoch: int = 1):
+    from ..scoring.payload import derive_seed
+
+    # external agents get the seed the original's runner derived for this scenario and trial
+    seed = derive_seed(config.user_seed, scenario.scenario_id, epoch - 1)
     if config.agent == "model":
         return ModelAgent(get_model())
     if ":" in config.agent:
         # an external agent implementing the original's five-operation protocol
         from ..local.adapter import ProtocolAgent, load_agent
-        from ..scoring.payload import derive_seed
 
-        return ProtocolAgent(
-            load_agent(config.agent, dict(config.agent_args)),
-            benchmark_context(scenario, domain),
-            derive_seed(config.user_seed, scenario.scenario_id, epoch - 1),
-        )
+        return ProtocolAgent(load_agent(config.agent, dict(config.agent_args)), benchmark_context(scenario, domain), seed)
     if config.agent == "a2a":
         from ..a2a.purple import A2APurpleAgent
-        from ..scoring.payload import derive_seed
 
         return A2APurpleAgent(
             config.agent_url or "",
             benchmark_context(scenario, domain),
-            derive_seed(config.user_seed, scenario.scenario_id, epoch - 1),
+            seed,
             timeout=config.a2a_timeout,
             mode=config.agent_mode,
             domain=domain.name,
@@ -242,13 +240,15 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             store.set(TERMINATION, "error")
             raise
         finally:
-            for party in (agent, user):
-                await close_party(party)
+            # the snapshot first: closing a remote party awaits the network, which a cancelled
+            # sample may not get to finish
             store.set(STEPS, steps)
             try:
                 store.set(FINAL_STATE, db.export())
             finally:
                 db.close()
+                for party in (agent, user):
+                    await close_party(party)
         return state
 
     return solve
