@@ -15,14 +15,6 @@ from typing import Any
 
 BOOTSTRAP_URN = "urn:pi-bench:policy-bootstrap:v1"
 
-# JSON-RPC error codes used by our servers (A2A reserves -32001..-32099 for its own)
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-CONTEXT_NOT_FOUND = -32004
-
-
 class A2AError(Exception):
     """A remote A2A peer failed: unreachable, timed out, HTTP error, JSON-RPC error or a reply
     we cannot use. The message names the URL and says which."""
