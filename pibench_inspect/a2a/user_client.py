@@ -31,7 +31,7 @@ from ..conversation.solver import GREETING, USER_ERROR
 from ..conversation.users import UserTurn, split_stop
 from ..scenario.model import UserSimulation
 from .client import A2AClient
-from .wire import A2AError, data_part, first_data
+from .wire import A2AError, data_part, first_data, message_content
 
 logger = logging.getLogger(__name__)
 
@@ -47,20 +47,6 @@ def visible_history(messages: list[ChatMessage]) -> list[dict[str, str]]:
         elif isinstance(m, ChatMessageAssistant) and m.text.strip():
             out.append({"role": "assistant", "content": m.text})
     return out
-
-
-def message_text(message: Any, where: str) -> str:
-    """The content of a pi-bench message: a string, or Anthropic-style text blocks (3.1)."""
-    if not isinstance(message, dict):
-        raise A2AError(f"{where}: 'message' must be an object, got {type(message).__name__}")
-    content = message.get("content")
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-    raise A2AError(f"{where}: 'message.content' must be a string, got {type(content).__name__}")
 
 
 class A2AUser:
@@ -119,7 +105,7 @@ class A2AUser:
         data = await self._call("generate", self._data(message=message, state=self._state))
         self._state = self._state_of(data, "generate")
         reply = data.get("message")
-        text = message_text(reply, f"{self.url}: the generate reply")
+        text = message_content(reply, f"{self.url}: the generate reply's 'message'")
         self._last = {"role": "user", "content": text}
         # an empty line ends the conversation, as it does for the in-process LLM user
         turn = split_stop(text) if text.strip() else UserTurn("", "###STOP###")

@@ -37,20 +37,10 @@ from starlette.applications import Starlette
 from ..conversation.users import LLMUser, ScriptedUser
 from ..scenario.model import UserSimulation
 from .serving import JsonExecutor, RequestProblem, agent_card
+from .wire import message_content
 from .serving import build_app as build_app_with
 
 KINDS = ("scripted", "llm")
-
-
-def _text(message: Any, where: str) -> str:
-    if not isinstance(message, dict):
-        raise RequestProblem(f"{where} must be an object with a 'content' string, got {type(message).__name__}")
-    content = message.get("content")
-    if content is None or isinstance(content, str):
-        return content or ""
-    if isinstance(content, list):  # Anthropic-style text blocks, which pi-bench messages allow
-        return " ".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-    raise RequestProblem(f"{where}.content must be a string, got {type(content).__name__}")
 
 
 def _scenario(value: Any, where: str) -> UserSimulation:
@@ -76,7 +66,7 @@ def _history(value: Any, where: str) -> list[dict[str, str]]:
         if not isinstance(m, dict):
             raise RequestProblem(f"{where}[{i}] must be an object")
         if m.get("role") in ("user", "assistant") and not m.get("tool_calls"):
-            text = _text(m, f"{where}[{i}]")
+            text = message_content(m, f"{where}[{i}]", RequestProblem)
             if text.strip():
                 out.append({"role": m["role"], "content": text})
     return out
@@ -111,7 +101,7 @@ class UserSimulator:
         )
 
     async def generate(self, data: dict[str, Any]) -> dict[str, Any]:
-        said = _text(data["message"], "generate: 'message'")
+        said = message_content(data["message"], "generate: 'message'", RequestProblem)
         state = data.get("state")
         if not isinstance(state, dict):
             raise RequestProblem("generate: missing 'state' object (send the state the init reply returned)")

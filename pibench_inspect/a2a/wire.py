@@ -13,6 +13,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..local.adapter import text_of
+
 BOOTSTRAP_URN = "urn:pi-bench:policy-bootstrap:v1"
 
 class A2AError(Exception):
@@ -175,6 +177,17 @@ def parse_reply(body: Any, url: str, v1: bool = False) -> Reply:
 def _snippet(value: Any, limit: int = 200) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def message_content(message: Any, where: str, error: type[Exception] = A2AError) -> str:
+    """The text of a pi-bench message: a string, or Anthropic-style text blocks (reference 3.1).
+    `error` is what the caller raises for a malformed message (the server and the client differ)."""
+    if not isinstance(message, dict):
+        raise error(f"{where} must be an object with a 'content' string, got {type(message).__name__}")
+    content = message.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        raise error(f"{where}.content must be a string, got {type(content).__name__}")
+    return text_of(content)
 
 
 def first_data(reply: Reply, url: str, what: str) -> dict[str, Any]:

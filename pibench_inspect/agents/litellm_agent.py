@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from .. import _bootstrap  # noqa: F401  (before litellm loads)
+from ..local.replay import openai_calls
 
 RESERVED = {"model", "messages", "seed", "tools"}
 
@@ -91,11 +92,7 @@ class LiteLLMAgent:
         if role == "assistant":
             out: dict[str, Any] = {"role": "assistant", "content": m.get("content")}
             if m.get("tool_calls"):
-                out["tool_calls"] = [
-                    {"id": c["id"], "type": "function",
-                     "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
-                    for c in m["tool_calls"]
-                ]
+                out["tool_calls"] = openai_calls(m)
             return out
         if role in ("user", "system"):
             return {"role": role, "content": m.get("content") or ""}
