@@ -26,6 +26,23 @@ import duckdb
 INT64 = (-(2**63), 2**63 - 1)
 SCALARS = "_scalars"
 
+# A catalog's `sql` steps are domain data, and a domain folder is untrusted input: the database
+# may touch nothing but its own tables. No file reads or writes (read_text, COPY, ATTACH of a
+# file), no extension installs or auto-loads, and the settings cannot be turned back on by SQL.
+SANDBOX_CONFIG = {
+    "threads": 1,
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "lock_configuration": True,
+}
+
+
+def open_sandboxed() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB database with no access outside itself (see SANDBOX_CONFIG)."""
+    return duckdb.connect(":memory:", config=dict(SANDBOX_CONFIG))
+
 
 class StateError(Exception):
     """A state operation that cannot be carried out (reported to the agent as a tool error)."""
@@ -90,7 +107,7 @@ class StateDB:
     def __init__(self, document: dict[str, Any]):
         # one small database per sample: a single worker thread keeps per-sample memory and
         # thread churn low when many samples are in flight
-        self.conn = duckdb.connect(":memory:", config={"threads": 1})
+        self.conn = open_sandboxed()
         self.collections: dict[str, Collection] = {}
         # document shape for export: top-level keys in order; namespaces hold child keys
         self.layout: list[tuple[str, Any]] = []
