@@ -263,9 +263,10 @@ def test_unknown_key_error_lists_the_known_keys(servers):
 
 def test_message_shape_errors(servers):
     url = servers["green"]
-    no_id = message({**_agent(servers), "config": KEYLESS})
-    del no_id["messageId"]
-    assert rpc(url, "message/send", {"message": no_id})["error"]["code"] == -32602  # the sdk's own check
+    # the original's clients send no messageId or kind: the request reaches our own checks
+    no_id = message({**_agent(servers), "config": {"max_step": 5}})
+    del no_id["messageId"], no_id["kind"]
+    assert rpc(url, "message/send", {"message": no_id})["error"]["message"].startswith("config.max_step")
     not_json = rpc(url, "message/send", {"message": message(text="please assess my agent")})
     assert not_json["error"]["code"] == -32602
     assert not_json["error"]["message"].startswith("message.parts[0].text: not JSON")

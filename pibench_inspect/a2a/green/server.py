@@ -29,6 +29,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ..lenient import LenientMessages
 from ..serving import agent_card
 from .executor import GreenExecutor
 from .handler import AssessmentRequestHandler
@@ -126,6 +127,7 @@ def build_green_app(settings: ServerSettings, card_url: str) -> Starlette:
                 *a2a.routes(), *legacy],
         lifespan=lifespan,
     )
+    app.add_middleware(LenientMessages)  # the original's clients omit messageId and kind
     app.state.executor = executor  # tests and operators can see the running assessments
     return app
 
