@@ -28,6 +28,7 @@ from pibench_inspect.a2a.client import read_card
 from pibench_inspect.a2a.wire import BOOTSTRAP_URN, A2AError, parse_reply
 from pibench_inspect.conversation.solver import AGENT_ERROR, TERMINATION
 from pibench_inspect.local.adapter import load_agent
+from pibench_inspect.scoring.payload import derive_seed
 from pibench_inspect.task import pibench_task
 
 DEMO = "examples.local_demo.demo_agent:CautiousAgent"
@@ -129,7 +130,9 @@ def test_stateless_wire_format_carries_context_tools_and_history_every_turn():
         assert [c["kind"] for c in data["benchmark_context"]] == ["policy", "task"]
         assert {t["type"] for t in data["tools"]} == {"function"}
         assert "record_decision" in {t["function"]["name"] for t in data["tools"]}
-        assert isinstance(data["seed"], int) and "context_id" not in data
+        # the original's A2A path seeds from the scenario FILE's stem, not the id (reference 3.6)
+        assert data["seed"] == derive_seed(42, "mini_001_refund_ok", 0) != derive_seed(42, "MINI_001_REFUND_OK", 0)
+        assert "context_id" not in data
         assert data["messages"][0]["role"] == "user"  # history without the system prompt
     # the second turn carries the tool call and its result, in OpenAI format
     second = seen[1]["body"]["params"]["message"]["parts"][0]["data"]["messages"]
