@@ -3,7 +3,8 @@
     pibench serve-agent examples.local_demo.demo_agent:CautiousAgent --port 8766
 
 The card declares the bootstrap extension (unless --no-bootstrap). Bootstrapped: the agent is
-created once per context, and each turn feeds it only the messages it has not seen. Stateless:
+created once per context, and each turn feeds it only the messages it has not seen; the context
+id is the server's own, unguessable, and the session expires by age (ProtocolAgentHost). Stateless:
 each request creates the agent afresh and replays the whole history, so a deterministic agent
 answers exactly as it would locally. Replies are a data part `{"tool_calls": [OpenAI style],
 "content"?}` or `{"content": text}`; an agent whose is_stop() says so gets a stop token appended.

@@ -8,6 +8,9 @@ and /.well-known/agent.json; GET /health; GET /scenarios (the scenario set asses
 
 It listens on 127.0.0.1 unless told otherwise (--host 0.0.0.0 in a container): the server
 starts evaluation runs that spend model credit on whoever asks, so exposing it is a decision.
+What a caller can make it do is bounded by the operator: participant hosts (--allow-host,
+loopback by default), model providers (--model-providers), scenario folders (--scenario-root),
+the size of a run (request.py, plan.py) and, optionally, who may ask (--auth-token, auth.py).
 Every assessment's Inspect log stays under --log-dir (one folder per task): it is the evidence
 behind the result.
 """
