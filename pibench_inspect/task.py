@@ -167,6 +167,10 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
         a2a_timeout=args.a2a_timeout,
         user_url=args.user_url,
     )
+    if "a2a" in (args.agent, args.user):
+        from .a2a.reachable import require_reachable
+
+        require_reachable(args)  # a dead URL stops the run here, in one line, not per sample
     reducers = [pibench_epochs()] + ([pass_k(args.epochs)] if args.epochs > 1 else [])
     return Task(
         dataset=MemoryDataset([sample_for(e) for e in chosen], name=domain or "pibench"),
