@@ -15,7 +15,7 @@ import re
 import subprocess
 import sys
 
-MATCH_SECONDS = 5.0
+MATCH_SECONDS = 2.0
 MAX_CLAUSE_PATTERN = 500
 
 _CHILD = (

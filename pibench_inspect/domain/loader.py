@@ -89,6 +89,12 @@ def load_domain_dir(path: Path, root: Path | None = None) -> Domain:
             config = DomainConfig.model_validate(read_json(cfg_path, root, "domain.json"))
         except ValidationError as err:
             raise ScenarioError(cfg_path, validation_problems(err)) from None
+    for name in ("policy", "tools", "state"):
+        # an absolute path, `../` or a symlink out: named at the field that asked for it
+        value = getattr(config, name)
+        if not inside(path / value, root):
+            where = cfg_path if cfg_path.exists() else path / value
+            raise ScenarioError(where, [f"{name}: {value!r} resolves outside the source folder {root}"])
     policy_path = path / config.policy
     policy_text = read_text(policy_path, root, "policy")
     if not policy_text.strip():
