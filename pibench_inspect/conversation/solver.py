@@ -35,6 +35,7 @@ from ..local.adapter import AgentProtocolError
 from .agents import BUILTIN_AGENTS, ModelAgent, builtin_agent
 from .prompts import benchmark_context, system_prompt
 from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
+from .json_safe import json_safe_calls
 
 GREETING = "Hi! How can I help you today?"
 
@@ -219,6 +220,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                         transcript().info({"agent error": str(err)})
                         termination = "agent_error"
                         break
+                    message = json_safe_calls(message)  # NaN/Infinity arguments: a tool error
                     state.messages.append(message)
                     state.output = ModelOutput.from_message(message)
                     steps += 1
