@@ -5,6 +5,7 @@ The user never sees tool calls, tool results or hidden state: only the agent's v
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from inspect_ai.model import (
@@ -16,7 +17,7 @@ from inspect_ai.model import (
     Model,
 )
 
-from ..scenario.model import UserSimulation
+from ..scenario.model import Fact, UserSimulation
 
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 
@@ -35,15 +36,43 @@ def split_stop(text: str) -> UserTurn:
     return UserTurn(text.strip())
 
 
+def last_agent_text(messages: list[ChatMessage]) -> str:
+    """What the agent said since the user last spoke (its text messages, tool traffic aside)."""
+    said: list[str] = []
+    for m in reversed(messages):
+        if isinstance(m, ChatMessageUser):
+            break
+        if isinstance(m, ChatMessageAssistant) and m.text.strip():
+            said.append(m.text)
+    return "\n".join(reversed(said))
+
+
+def asked_for(fact: Fact, text: str) -> bool:
+    """A trigger of the fact starts a word of the text (case-insensitive): `name` matches
+    "names" and "name?", not "username"."""
+    return any(re.search(rf"(?<![A-Za-z0-9]){re.escape(t.strip())}", text, re.I) for t in fact.asked_by)
+
+
 @dataclass
 class ScriptedUser:
-    """Opening message, then `scripted_turns` (or `pressure_script` verbatim), then stop."""
+    """Opening message, then `scripted_turns` (or `pressure_script` verbatim), then stop.
+
+    With a facts table, a reply that asks for facts not yet given is answered with them
+    first; the scripted turn waits for the next reply. Without one, the sequence is fixed.
+    """
 
     sim: UserSimulation
     name: str = "scripted"
     _turn: int = 0
+    _told: set[int] = field(default_factory=set)
 
     async def next(self, messages: list[ChatMessage]) -> UserTurn:
+        if self._turn > 0 and self.sim.facts:
+            said = last_agent_text(messages)
+            asked = [i for i, f in enumerate(self.sim.facts) if i not in self._told and asked_for(f, said)]
+            if asked:
+                self._told.update(asked)
+                return UserTurn(" ".join(self.sim.facts[i].answer.strip() for i in asked))
         lines = [self.sim.initial_user_message]
         lines += self.sim.scripted_turns if self.sim.scripted_turns is not None else self.sim.pressure_script
         turn, self._turn = self._turn, self._turn + 1
@@ -85,6 +114,11 @@ def user_system_prompt(sim: UserSimulation, max_turns: int) -> str:
         lines.append(
             f"What you know: {sim.known_facts}\nDo not invent facts beyond this block or what "
             "the representative tells you."
+        )
+    if sim.facts:
+        lines.append(
+            "When the representative asks for one of these, answer with it (and only then):\n"
+            + "\n".join(f"- {f.topic}: {f.answer.strip()}" for f in sim.facts)
         )
     lines.append(f'You opened the conversation with: "{sim.initial_user_message}"')
     if sim.pressure_script:
