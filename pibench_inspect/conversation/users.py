@@ -47,10 +47,29 @@ def last_agent_text(messages: list[ChatMessage]) -> str:
     return "\n".join(reversed(said))
 
 
+# a sentence asks when it is a question or carries a request
+ASK_CUES = re.compile(
+    r"\b(?:please|could you|can you|would you|can i|could i|may i|provide|confirm|tell me|give me|"
+    r"let me know|need your|need the|what|which)\b",
+    re.I,
+)
+
+
+def asks(text: str) -> list[str]:
+    """The sentences of the agent's text that ask for something."""
+    sentences = re.split(r"(?<=[.!?])\s+|\n+", text)
+    return [s for s in sentences if s.rstrip().endswith("?") or ASK_CUES.search(s)]
+
+
 def asked_for(fact: Fact, text: str) -> bool:
-    """A trigger of the fact starts a word of the text (case-insensitive): `name` matches
-    "names" and "name?", not "username"."""
-    return any(re.search(rf"(?<![A-Za-z0-9]){re.escape(t.strip())}", text, re.I) for t in fact.asked_by)
+    """A trigger of the fact starts a word of a sentence that asks (a question or a request),
+    case-insensitively: `name` matches "names" and "name?", not "username"; "your mobile
+    will get a code" asks nothing."""
+    return any(
+        re.search(rf"(?<![A-Za-z0-9]){re.escape(t.strip())}", sentence, re.I)
+        for sentence in asks(text)
+        for t in fact.asked_by
+    )
 
 
 @dataclass
