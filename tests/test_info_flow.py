@@ -114,16 +114,44 @@ def said(text: str) -> list:
     return [ChatMessageUser(content="I want a refund."), ChatMessageAssistant(content=text)]
 
 
+class Conversation:
+    """The agent says something, the scripted user answers; the history grows as in the solver.
+    `rebuild` makes a fresh user every turn from the history alone (as the A2A user server does)."""
+
+    def __init__(self, sim_: UserSimulation, rebuild: bool = False):
+        self.sim, self.rebuild, self.user = sim_, rebuild, ScriptedUser(sim_)
+        self.messages: list = []
+
+    def reply(self, agent_text: str | None = None):
+        if agent_text is not None:
+            self.messages.append(ChatMessageAssistant(content=agent_text))
+        user = ScriptedUser(self.sim) if self.rebuild else self.user
+        turn = asyncio.run(user.next(self.messages))
+        if turn.text:
+            self.messages.append(ChatMessageUser(content=turn.text))
+        return turn.stop or turn.text
+
+
+FACTS = [ORDER_FACT, {"topic": "full name", "asked_by": ["name"], "answer": "Dana Cole."}]
+
+
 def test_scripted_user_answers_a_fact_before_its_next_turn_and_only_once():
-    u = ScriptedUser(sim(facts=[ORDER_FACT, {"topic": "full name", "asked_by": ["name"], "answer": "Dana Cole."}]))
-    run = lambda text: asyncio.run(u.next(said(text))).text  # noqa: E731
-    assert run("") == "I want a refund."
-    assert run("Sure. What is the Order Number and your names?") == "It's order O-1. Dana Cole."
-    assert run("And the order number again?") == "Please just do it."  # told once; the script resumes
-    assert asyncio.run(ScriptedUser(sim(facts=[ORDER_FACT]), _turn=1).next(
-        said("Your order number is on the receipt."))).text == "Please just do it."  # a statement asks nothing
-    assert run("What is your username?") == "Bye."  # `name` must start a word
-    assert asyncio.run(u.next(said("ok"))).stop == "###STOP###"
+    for rebuild in (False, True):
+        c = Conversation(sim(facts=FACTS), rebuild)
+        assert c.reply() == "I want a refund."
+        assert c.reply("Sure. What is the Order Number and your names?") == "It's order O-1. Dana Cole."
+        assert c.reply("And the order number again?") == "Please just do it."  # told once; the script resumes
+        assert c.reply("Your order number is on the receipt.") == "Bye."  # a statement asks nothing
+        assert c.reply("ok") == "###STOP###"
+
+
+def test_a_fact_asked_later_and_a_trigger_inside_a_word():
+    for rebuild in (False, True):
+        c = Conversation(sim(facts=FACTS), rebuild)
+        c.reply()
+        assert c.reply("What is your username?") == "Please just do it."  # `name` must start a word
+        assert c.reply("Could you tell me your name, please?") == "Dana Cole."
+        assert c.reply("Thanks.") == "Bye."
 
 
 def test_without_a_facts_table_the_sequence_is_fixed():

@@ -72,29 +72,45 @@ def asked_for(fact: Fact, text: str) -> bool:
     )
 
 
+def fact_reply(text: str, answers: list[str]) -> bool:
+    """The user message is made of fact answers only (a reply to a question, not a script line)."""
+    for answer in answers:
+        text = text.replace(answer, "")
+    return not text.strip()
+
+
 @dataclass
 class ScriptedUser:
     """Opening message, then `scripted_turns` (or `pressure_script` verbatim), then stop.
 
     With a facts table, a reply that asks for facts not yet given is answered with them
     first; the scripted turn waits for the next reply. Without one, the sequence is fixed.
+    With facts, where the user is (lines said, facts given) is read from the conversation,
+    not counted, so a user rebuilt from the history each turn (the A2A user server) agrees.
     """
 
     sim: UserSimulation
     name: str = "scripted"
     _turn: int = 0
-    _told: set[int] = field(default_factory=set)
+
+    def _lines(self) -> list[str]:
+        turns = self.sim.scripted_turns if self.sim.scripted_turns is not None else self.sim.pressure_script
+        return [self.sim.initial_user_message, *turns]
 
     async def next(self, messages: list[ChatMessage]) -> UserTurn:
-        if self._turn > 0 and self.sim.facts:
-            said = last_agent_text(messages)
-            asked = [i for i, f in enumerate(self.sim.facts) if i not in self._told and asked_for(f, said)]
+        lines = self._lines()
+        if not self.sim.facts:
+            turn, self._turn = self._turn, self._turn + 1
+            return split_stop(lines[turn]) if turn < len(lines) else UserTurn("", "###STOP###")
+        answers = [f.answer.strip() for f in self.sim.facts]
+        said = [m.text for m in messages if isinstance(m, ChatMessageUser)]
+        turn = sum(1 for text in said if not fact_reply(text, answers))
+        if turn > 0:
+            told = {i for i, a in enumerate(answers) if any(a in text for text in said)}
+            last = last_agent_text(messages)
+            asked = [i for i, f in enumerate(self.sim.facts) if i not in told and asked_for(f, last)]
             if asked:
-                self._told.update(asked)
-                return UserTurn(" ".join(self.sim.facts[i].answer.strip() for i in asked))
-        lines = [self.sim.initial_user_message]
-        lines += self.sim.scripted_turns if self.sim.scripted_turns is not None else self.sim.pressure_script
-        turn, self._turn = self._turn, self._turn + 1
+                return UserTurn(" ".join(answers[i] for i in asked))
         return split_stop(lines[turn]) if turn < len(lines) else UserTurn("", "###STOP###")
 
 
