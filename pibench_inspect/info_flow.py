@@ -4,9 +4,9 @@ The reference solution is replayed through the engine. Before each call, what th
 seen is: the system prompt, the tool catalog it is offered (descriptions, parameter
 descriptions, enum values; not their "e.g." examples), everything the simulated user can say
 in the mode being checked, and the results of earlier calls whose own arguments were all
-learnable. Every argument value
-of the call (ids, names, dates, amounts; list items one by one) must occur in that, unless its
-parameter is an enum, a boolean, or declared `free_text` by the tool (the agent's own words).
+learnable. Every argument value of the call (ids, names, dates, amounts; list items one by
+one) must occur in that, unless its parameter is an enum, a boolean, or declared `free_text`
+by the tool (the agent's own words).
 A value the solution computes (a sum, a date plus a window) is allowed when
 `reference_solution.derived` names it and every value it is computed from is visible.
 
