@@ -28,6 +28,11 @@ def domain_problems(domain: Domain) -> list[str]:
                 f"{domain.path / domain.config.tools}: tools[{i}] ({tool.name}).{where}: "
                 "Inspect cannot pass this JSON-schema keyword to models; use plain types"
             )
+        params = tool.schema.get("properties", {})
+        for name in tool.free_text:
+            if name not in params:
+                out.append(f"{domain.path / domain.config.tools}: tools[{i}] ({tool.name}).free_text: "
+                           f"{name!r} is not a parameter of the tool")
     try:
         domain.clause_ids
     except ClausePatternError as err:
