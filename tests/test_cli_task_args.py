@@ -49,7 +49,7 @@ RUNS = [
     (["agent=pushover", "user=scripted", "judge=true", "hard_gate=true"], "MINI_002_FINAL_SALE", {"judge": "on"}),
     (["agent=examples.local_demo.demo_agent:CautiousAgent", "agent_args={}", "user=scripted", "judge=false",
       "hard_gate=false"], "MINI_001_REFUND_OK", {"judge": "off", "agent": "examples.local_demo.demo_agent:CautiousAgent"}),
-    (["agent=oracle", "user=scripted", "judge=auto"], "MINI_003_BIG_ORDER", {"judge": "auto"}),
+    (["agent=oracle", "user=scripted", "judge=auto"], "MINI_003_BIG_ORDER", {"judge": "auto"}),  # --epochs 2
 ]
 # (the -T values, --model, extra options, what the error must say)
 FAILS = [
@@ -77,6 +77,7 @@ def eval_argv(values, model, extra, log_dir):
 
 def test_every_documented_task_argument_value_through_inspect_eval(tmp_path):
     argvs = [eval_argv(v, "none", ["--sample-id", sid], tmp_path / f"run{i}") for i, (v, sid, _) in enumerate(RUNS)]
+    argvs[-1] += ["--epochs", "2"]  # Inspect's own epochs give the repeatability metrics
     argvs += [eval_argv(v, m, x, tmp_path / "fail") for v, m, x, _ in FAILS]
     r = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(argvs)], cwd=ROOT, capture_output=True, text=True,
                        timeout=600)
@@ -88,10 +89,13 @@ def test_every_documented_task_argument_value_through_inspect_eval(tmp_path):
     for i, (values, sid, expected) in enumerate(RUNS):
         (info,) = list_eval_logs(str(tmp_path / f"run{i}"))
         log = read_eval_log(info)
-        assert log.status == "success" and [s.id for s in log.samples] == [sid], values
+        assert log.status == "success" and {s.id for s in log.samples} == {sid}, values
         recorded = log.eval.metadata["pibench"]
         assert {k: recorded[k] for k in expected} == expected, values
         assert log.samples[0].scores["pibench_scorer"].value["all_passed"] in (0.0, 1.0)
+    twice = read_eval_log(list_eval_logs(str(tmp_path / f"run{len(RUNS) - 1}"))[0])
+    assert len(twice.samples) == 2 and len(twice.results.scores) == 1
+    assert twice.results.scores[0].metrics["repeatability/pass^2"].value == 1.0
     for (values, _, _, message), res in zip(FAILS, results[len(RUNS):]):
         assert not res["ok"] and message in res["error"], (values, res)
     assert not (tmp_path / "fail").exists() or not list_eval_logs(str(tmp_path / "fail"))  # failed before running

@@ -30,6 +30,9 @@ def test_pi_run_one_file(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     log = read_eval_log(list_eval_logs(str(tmp_path))[0])
     assert {s.id for s in log.samples} == {"MINI_003_BIG_ORDER"} and len(log.samples) == 2
+    # the registered task by name, with its arguments: inspect eval-retry and inspect score find it
+    assert log.eval.task == "pibench_inspect/pibench" and log.eval.task_args["agent"] == "oracle"
+    assert log.eval.config.epochs == 2
     assert log.samples[0].store[USER_MODEL] == "solo"
 
 
