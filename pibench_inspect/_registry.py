@@ -1,6 +1,6 @@
 """Inspect entry point: registers the tasks (`inspect eval pibench_inspect/pibench_retail` works
 from any directory), the scorer and its metrics (so `inspect score LOG` rebuilds them from the
-log) and the model providers.
+log), the end-of-run error summary hook and the model providers.
 
 `finra`, `retail` and `helpdesk` are the earlier task names, kept as aliases of `pibench_finra`,
 `pibench_retail` and `pibench_helpdesk`.
@@ -16,6 +16,7 @@ from .finra import pibench_finra
 from .helpdesk import pibench_helpdesk
 from .pibench import pibench
 from .providers import litellm
+from .reports.console import RunSummary  # the end-of-run error summary (an Inspect hook)
 from .retail import pibench_retail
 from .scoring.metrics import columns, domains, event_flags, headline, repeatability
 from .scoring.scorer import pibench_scorer
@@ -45,5 +46,3 @@ def _scorer_by_logged_name() -> None:
 
 
 _scorer_by_logged_name()
-
-from .reports.console import RunSummary  # the end-of-run error summary (an Inspect hook)
