@@ -217,3 +217,22 @@ def test_a_failed_sample_explained_at_a_glance():
     e1 = md["expected_vs_actual"]["E1"]
     assert e1["expected"] == {"tool": "lookup_order", "arguments": {}} and e1["closest_actual"]["tool"] == "refund_order"
     assert "expected: lookup_order()" in sc.explanation and "closest:  refund_order(" in sc.explanation
+
+
+def test_registered_tasks_share_typed_documented_parameters_and_aliases_resolve():
+    import inspect as pyinspect
+
+    from inspect_ai._eval.registry import task_create
+
+    from pibench_inspect._registry import pibench_finra, pibench_helpdesk, pibench_retail
+    from pibench_inspect.task import TaskArgs
+
+    sigs = {f.__name__: pyinspect.signature(f) for f in (pibench, pibench_finra, pibench_retail, pibench_helpdesk)}
+    names = {n: [p for p in s.parameters if p != "unknown"] for n, s in sigs.items()}
+    assert all(v == names["pibench"] for v in names.values())
+    assert set(names["pibench"]) == set(TaskArgs.model_fields)  # every validated argument is a typed parameter
+    doc = pyinspect.getdoc(pibench)
+    assert all(f"  {p}:" in doc for p in names["pibench"]), "every argument has a docstring line"
+    assert all(p.annotation is not pyinspect.Parameter.empty for p in sigs["pibench"].parameters.values())
+    alias = task_create("pibench_inspect/retail", agent="oracle", user="scripted")
+    assert len(alias.dataset) == len(pibench_retail(agent="oracle", user="scripted").dataset) > 0
