@@ -114,7 +114,7 @@ def static_problems(entries: list[Entry]) -> dict[str, list[str]]:
     return out
 
 
-def validate_set(scenario_set: ScenarioSet, *, gates: bool = True) -> list[str]:
+def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None) -> list[str]:
     """Problems that make a scenario set invalid (`pibench validate` exits 1 on any).
 
     Original pi-bench folders are not held to our rules: their data defects are reported by
@@ -126,7 +126,9 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True) -> list[str]:
     for err in scenario_set.errors:
         problems += [f"{err.path}: {p}" for p in err.problems]
     seen: set[Path] = set()
-    for entry in scenario_set.entries.values():
+    for i, entry in enumerate(scenario_set.entries.values(), 1):
+        if progress:  # `pibench validate` says how far it is (the gates take a while)
+            progress(i, len(scenario_set.entries), entry.scenario.scenario_id)
         if entry.domain.original_layout:
             continue
         if entry.domain.path not in seen:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
 
-from conftest import MINI, mock_outputs, run_eval, sample_scores
+from conftest import MINI, mock_outputs, run_eval, sample_scores, registered
 from pibench_inspect.conversation.users import ScriptedUser, user_system_prompt
 from pibench_inspect.info_flow import information_flow_problems
 from pibench_inspect.scenario.catalog import load_set
@@ -168,7 +168,6 @@ def test_llm_user_prompt_lists_the_same_facts():
 
 
 def test_a_model_agent_that_asks_gets_the_fact_through_inspect(mini_source, tmp_path):
-    from pibench_inspect.task import pibench_task
     from inspect_ai.model import get_model
 
     edit(mini_source, lambda d: d["user_simulation"].update(
@@ -180,7 +179,7 @@ def test_a_model_agent_that_asks_gets_the_fact_through_inspect(mini_source, tmp_
         "Done.",
         "Goodbye.",
     ))
-    log = run_eval(pibench_task(None, agent="model", user="scripted", source=str(mini_source),
+    log = run_eval(registered(agent="model", user="scripted", source=str(mini_source),
                                 scenarios="MINI_001_REFUND_OK", judge="off"), model=agent,
                    log_dir=str(tmp_path / "logs"))
     assert log.status == "success", log.error
