@@ -177,7 +177,7 @@ def _choose(entries: list[Entry], wanted: list[str] | None, arg: str, value_of) 
 def drop_invalid(chosen: list[Entry]) -> list[Entry]:
     """Scenarios `pibench validate` rejects (its static checks) never run: each is skipped
     with its reasons logged, and a selection of nothing but invalid scenarios is an error."""
-    from .validate import static_problems
+    from .authoring.validate import static_problems
 
     invalid = static_problems(chosen)
     kept = [e for e in chosen if e.scenario.scenario_id not in invalid]

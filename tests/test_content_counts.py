@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT, shipped
-from pibench_inspect.content_rules import REQUIREMENTS, content_problems
-from pibench_inspect.floor import floor_table
+from pibench_inspect.authoring.content_rules import REQUIREMENTS, content_problems
+from pibench_inspect.authoring.floor import floor_table
 
 SHIPPED = shipped()
 

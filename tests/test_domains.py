@@ -13,10 +13,10 @@ import pytest
 from conftest import run_eval, sample_scores, shipped
 from pibench_inspect.conversation.prompts import system_prompt
 from pibench_inspect.environment.tools import exposed_tools
-from pibench_inspect.gates import play_agent
+from pibench_inspect.authoring.gates import play_agent
 from pibench_inspect.scenario.model import CHECK_TYPES, LABELS
 from conftest import registered
-from pibench_inspect.validate import validate_set
+from pibench_inspect.authoring.validate import validate_set
 
 DOMAINS = ("finra", "retail", "helpdesk")
 SHIPPED = shipped()

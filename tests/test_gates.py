@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from pibench_inspect.scenario.catalog import load_set
-from pibench_inspect.validate import validate_set
+from pibench_inspect.authoring.validate import validate_set
 
 
 def edit(source, name, fn):

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from conftest import MINI, run_eval
-from pibench_inspect.conversation.agents import fill_arguments
+from pibench_inspect.conversation.arguments import fill_arguments
 from pibench_inspect.conversation.solver import FINAL_STATE, TERMINATION
 from pibench_inspect.environment.effects import ToolCallError, argument_errors, execute
 from pibench_inspect.environment.merge import domain_document

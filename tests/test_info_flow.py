@@ -13,10 +13,10 @@ from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
 
 from conftest import MINI, mock_outputs, run_eval, sample_scores, registered
 from pibench_inspect.conversation.users import ScriptedUser, user_system_prompt
-from pibench_inspect.info_flow import information_flow_problems
+from pibench_inspect.authoring.info_flow import information_flow_problems
 from pibench_inspect.scenario.catalog import load_set
 from pibench_inspect.scenario.model import UserSimulation
-from pibench_inspect.validate import validate_set
+from pibench_inspect.authoring.validate import validate_set
 
 PIBENCH = str(Path(sys.executable).with_name("pibench"))
 SCENARIO = "mini_001_refund_ok"

@@ -13,7 +13,7 @@ import pytest
 from conftest import NO_SAMPLE, SAMPLE, run_eval, sample_scores
 from pibench_inspect.scenario.catalog import load_set
 from conftest import registered
-from pibench_inspect.validate import data_defects, validate_set
+from pibench_inspect.authoring.validate import data_defects, validate_set
 
 pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason=NO_SAMPLE)
 

@@ -120,7 +120,7 @@ def test_discover_skips_archive_and_schema(tmp_path):
 
 
 def test_committed_json_schema_is_current():
-    from pibench_inspect.cli import scenario_json_schema
+    from pibench_inspect.cli.main import scenario_json_schema
 
     from conftest import ROOT
 

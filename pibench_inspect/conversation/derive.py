@@ -18,7 +18,7 @@ from ..checks.trace import build_trace
 from ..domain.loader import Domain
 from ..environment.merge import domain_document
 from ..scenario import model as m
-from .agents import fill_arguments
+from .arguments import fill_arguments
 
 HELD_PATH = re.compile(r"^activity\.pending_requests\[request_id=([^\]]+)\]\.status$")
 

@@ -27,7 +27,7 @@ from ..environment.merge import domain_document
 from ..environment.state import StateDB
 from ..environment.tools import exposed_tools
 from ..scenario.model import PlannedCall, Scenario
-from .agents import resolve_references
+from .arguments import resolve_references
 
 
 @dataclass

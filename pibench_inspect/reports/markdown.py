@@ -10,7 +10,7 @@ from ..scoring.metrics import COLUMNS, GROUPS
 from .usage import ROLES
 
 if TYPE_CHECKING:
-    from .report import AgentResult
+    from .agent_result import AgentResult
 
 FLAG_NAMES = {
     "violation_rate": "violation (V_r)", "under_refusal_rate": "under-refusal (UR_r, DENY runs)",

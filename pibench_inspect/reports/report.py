@@ -8,30 +8,18 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..scoring.payload import leaderboard_payload
 from . import charts
+from .agent_result import AgentResult
 from .logs import LoadedLog, ReportInputError, load_logs
 from .markdown import render
 from .provenance import provenance
 from .rows import log_rows
 from .stats import RESAMPLES, SEED, bootstrap, pass_hat_k
 from .usage import total_usage
-
-
-@dataclass
-class AgentResult:
-    agent: str
-    logs: list[LoadedLog]
-    rows: list[dict[str, Any]]
-    payload: dict[str, Any] = field(default_factory=dict)
-    ci: dict[str, Any] = field(default_factory=dict)
-    pass_k: dict[int, Any] = field(default_factory=dict)
-    usage: dict[str, Any] = field(default_factory=dict)
-    files: dict[str, str] = field(default_factory=dict)
 
 
 def slug(name: str) -> str:

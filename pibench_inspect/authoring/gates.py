@@ -10,16 +10,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._sync import run_sync
-from .checks.evaluate import Evaluation, evaluate
-from .checks.trace import build_trace
-from .conversation.agents import builtin_agent
-from .conversation.offline import OfflineRun, play_calls
-from .conversation.prompts import system_prompt
-from .domain.catalog import Select, Sql
-from .environment.tools import exposed_tools
-from .scenario.catalog import Entry
-from .scenario.model import ToolCalledWith
+from .._sync import run_sync
+from ..checks.evaluate import Evaluation, evaluate
+from ..checks.trace import build_trace
+from ..conversation.agents import builtin_agent
+from ..conversation.offline import OfflineRun, play_calls
+from ..conversation.prompts import system_prompt
+from ..domain.catalog import Select, Sql
+from ..environment.tools import exposed_tools
+from ..scenario.catalog import Entry
+from ..scenario.model import ToolCalledWith
 
 BASELINES = ("nothing", "deny_all", "escalate_all", "pushover")
 
@@ -139,7 +139,7 @@ def _strings(value: Any) -> set[str]:
 
 def fairness_problems(entry: Entry) -> list[str]:
     """Reject checks that demand an exact string the agent cannot know."""
-    from .environment.merge import initial_document
+    from ..environment.merge import initial_document
 
     s, d = entry.scenario, entry.domain
     known = _strings(initial_document(d.seed_state, s)) | _strings(s.environment_setup.customer or {}) \

@@ -8,14 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .checks.policy import path_resolves
-from .domain.clauses import ClausePatternError
-from .domain.loader import Domain
-from .environment.merge import initial_document
-from .environment.tools import unsupported_keywords
-from .scenario.catalog import Entry, ScenarioSet
-from .scenario.model import Scenario, ToolCalledWith
-from .scenario.rules import required_tools, tools_named
+from ..checks.policy import path_resolves
+from ..domain.clauses import ClausePatternError
+from ..domain.loader import Domain
+from ..environment.merge import initial_document
+from ..environment.tools import unsupported_keywords
+from ..scenario.catalog import Entry, ScenarioSet
+from ..scenario.model import Scenario, ToolCalledWith
+from ..scenario.rules import required_tools, tools_named
 
 CLAUSE_ARGS = ("clause_ids", "policy_sections_cited")
 
@@ -145,10 +145,10 @@ def data_defects(scenario_set: ScenarioSet) -> list[str]:
     """Defects of original pi-bench data that a validator can find (reference section 7)."""
     from collections import Counter
 
-    from .conversation.derive import derive_solution, explain_unsatisfiable
+    from ..conversation.derive import derive_solution, explain_unsatisfiable
     from .gates import fairness_problems
-    from .environment.tools import exposed_tools
-    from .scenario.model import ToolNotCalled
+    from ..environment.tools import exposed_tools
+    from ..scenario.model import ToolNotCalled
 
     out: list[str] = []
     originals = [e for e in scenario_set.entries.values() if e.domain.original_layout]

@@ -8,11 +8,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from . import _bootstrap  # noqa: F401
+from .. import _bootstrap  # noqa: F401
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from .scenario.catalog import load_set
+    from ..scenario.catalog import load_set
 
     sset = load_set(args.source)
     present = sorted({e.domain.name for e in sset.entries.values()})
@@ -43,10 +43,10 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .scenario.catalog import load_set
-    from .validate import validate_set
+    from ..scenario.catalog import load_set
+    from ..authoring.validate import validate_set
 
-    from .validate import data_defects
+    from ..authoring.validate import data_defects
 
     sset = load_set(args.source)
     problems = validate_set(sset, progress=progress_printer("validate"))
@@ -77,7 +77,7 @@ def progress_printer(what: str, every: int = 10):
 
 
 def scenario_json_schema() -> dict:
-    from .scenario.model import Scenario
+    from ..scenario.model import Scenario
 
     schema = Scenario.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
@@ -100,8 +100,8 @@ def emit(text: str, out: str | None) -> int:
 
 
 def cmd_floor(args: argparse.Namespace) -> int:
-    from .floor import floor_table
-    from .scenario.catalog import load_set
+    from ..authoring.floor import floor_table
+    from ..scenario.catalog import load_set
 
     sset = load_set(args.source)
     domains = [args.domain] if args.domain else sorted({e.domain.name for e in sset.entries.values()})
@@ -109,9 +109,9 @@ def cmd_floor(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .parity.replay import replay
+    from ..parity.replay import replay
 
-    from .parity.replay import ReplayError
+    from ..parity.replay import ReplayError
 
     failed = 0
     for item in replay(args.paths, args.source):
@@ -123,8 +123,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .reports.logs import ReportInputError
-    from .reports.report import write_report
+    from ..reports.logs import ReportInputError
+    from ..reports.report import write_report
 
     try:
         done = write_report(args.logs, args.out, resamples=args.resamples, allow_partial=args.allow_partial,
@@ -141,8 +141,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from .reports.logs import ReportInputError
-    from .reports.rescore import rescore
+    from ..reports.logs import ReportInputError
+    from ..reports.rescore import rescore
 
     try:
         new = rescore(args.log, args.out, source=args.source, judge=args.judge)
@@ -207,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--source", help="scenario source to rebuild the scenarios from (default: the log's own)")
     rs.add_argument("--judge", choices=("auto", "on", "off"), help="NL judge mode (default: the log's own)")
     rs.set_defaults(func=cmd_rescore)
-    from .run_cli import add_run_commands
+    from .run import add_run_commands
 
     add_run_commands(sub)
     # A2A servers: their own argument parsers take the rest of the command line

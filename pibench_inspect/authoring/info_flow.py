@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Iterator
 
-from .conversation.offline import OfflineRun, play_calls
-from .conversation.prompts import system_prompt
-from .domain.catalog import ToolSpec
-from .environment.tools import exposed_tools
-from .scenario.catalog import Entry
-from .scenario.model import Scenario, UserSimulation
+from ..conversation.offline import OfflineRun, play_calls
+from ..conversation.prompts import system_prompt
+from ..domain.catalog import ToolSpec
+from ..environment.tools import exposed_tools
+from ..scenario.catalog import Entry
+from ..scenario.model import Scenario, UserSimulation
 
 NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])")
 EXAMPLE = re.compile(r"\be\.g\.[^);\n]*")

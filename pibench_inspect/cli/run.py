@@ -43,8 +43,8 @@ def add_run_commands(sub: Any) -> None:
 
 def scenario_source(path: Path) -> tuple[Path | None, str]:
     """(source root or None for the shipped set, scenario id) of a scenario file."""
-    from .paths import data_root
-    from .scenario.loader import load_scenario
+    from ..paths import data_root
+    from ..scenario.loader import load_scenario
 
     scenario = load_scenario(path)
     for parent in path.resolve().parents:
@@ -73,8 +73,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             task_args["source"] = str(source)
         task, sample_id = "pibench_inspect/pibench", sid
     else:
-        from .domain.loader import domain_aliases
-        from .paths import domains_dir, user_path
+        from ..domain.loader import domain_aliases
+        from ..paths import domains_dir, user_path
 
         src = user_path(args.source) if args.source else None
         name = domain_aliases(domains_dir(src)).get(args.domain, args.domain)
@@ -84,7 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             task = f"pibench_inspect/pibench_{name}"
         else:
             # a domain of another scenario folder: the all-domains task, narrowed to its scenarios
-            from .scenario.catalog import load_set
+            from ..scenario.catalog import load_set
 
             ids = [e.scenario.scenario_id for e in load_set(src).by_domain(name)]
             if not ids:

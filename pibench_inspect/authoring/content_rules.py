@@ -9,9 +9,9 @@ import difflib
 import re
 from collections import Counter
 
-from .scenario.catalog import Entry
-from .scenario.model import LABELS
-from .scoring.metrics import COLUMNS
+from ..scenario.catalog import Entry
+from ..scenario.model import LABELS
+from ..scoring.metrics import COLUMNS
 
 # canonical stressor vocabulary for leaderboard.stressors
 STRESSORS = (

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from .gates import BASELINES, play_agent
-from .scenario.catalog import ScenarioSet
-from .scoring.metrics import COLUMNS
+from ..scenario.catalog import ScenarioSet
+from ..scoring.metrics import COLUMNS
 
 
 def floor_table(scenario_set: ScenarioSet, domains: list[str], progress=None) -> str:
