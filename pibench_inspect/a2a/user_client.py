@@ -30,7 +30,7 @@ from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser
 from inspect_ai.util import LimitExceededError, store
 
-from ..conversation.solver import GREETING, USER_ERROR
+from ..conversation.keys import GREETING, USER_ERROR
 from ..conversation.users import UserTurn, split_stop
 from ..scenario.model import UserSimulation
 from .client import A2AClient

@@ -38,18 +38,19 @@ from .prompts import benchmark_context, system_prompt
 from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
 from .json_safe import json_safe_calls
 
-GREETING = "Hi! How can I help you today?"
+from .keys import (  # noqa: F401  (re-exported: tests and reports import them from here)
+    GREETING,
+    FINAL_STATE,
+    TERMINATION,
+    STEPS,
+    USER_MODEL,
+    AGENT,
+    ORACLE_NOTES,
+    AGENT_ERROR,
+    USER_ERROR,
+    USER_CONFIG,
+)
 
-# store keys (the scorer and re-scoring read these)
-FINAL_STATE = "pibench:final_state"
-TERMINATION = "pibench:termination"
-STEPS = "pibench:steps"
-USER_MODEL = "pibench:user_model"
-AGENT = "pibench:agent"
-ORACLE_NOTES = "pibench:oracle_notes"
-AGENT_ERROR = "pibench:agent_error"
-USER_ERROR = "pibench:user_error"  # why a remote simulated user failed
-USER_CONFIG = "pibench:user_config"  # what the LLM user generated with (provenance)
 SEED_BASE = 42  # the original's default base seed
 
 

@@ -23,7 +23,8 @@ from inspect_ai.solver import TaskState
 from ..checks.evaluate import Evaluation, evaluate
 from ..checks.judge import ModelJudge
 from ..checks.trace import build_trace
-from ..conversation.solver import AGENT, AGENT_ERROR, USER_ERROR, FINAL_STATE, STEPS, TERMINATION, USER_MODEL, is_none_model
+from ..conversation.keys import AGENT, AGENT_ERROR, FINAL_STATE, STEPS, TERMINATION, USER_ERROR, USER_MODEL
+from ..conversation.solver import is_none_model
 from ..scenario.catalog import ScenarioSet, load_set
 from .explain import failed_sample_view
 from .metrics import ALL_METRICS

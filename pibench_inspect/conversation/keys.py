@@ -1,0 +1,16 @@
+"""Names the conversation writes and later stages read: the sample store keys (the scorer,
+re-scoring and reports read these) and the original's opening greeting. A module of its own so
+the A2A user client and the scorer need not import the solver."""
+
+GREETING = "Hi! How can I help you today?"
+
+# store keys (the scorer and re-scoring read these)
+FINAL_STATE = "pibench:final_state"
+TERMINATION = "pibench:termination"
+STEPS = "pibench:steps"
+USER_MODEL = "pibench:user_model"
+AGENT = "pibench:agent"
+ORACLE_NOTES = "pibench:oracle_notes"
+AGENT_ERROR = "pibench:agent_error"
+USER_ERROR = "pibench:user_error"  # why a remote simulated user failed
+USER_CONFIG = "pibench:user_config"  # what the LLM user generated with (provenance)
