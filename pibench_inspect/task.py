@@ -139,6 +139,10 @@ def select(entries: list[Entry], args: TaskArgs) -> list[Entry]:
 def pibench_task(domain: str | None, **task_args: Any) -> Task:
     """The Task for one domain (or every domain with `domain=None`)."""
     args = parse_args(task_args)
+    if ":" in args.agent:  # a module:Class agent: loadable, and its own check passes (credentials)
+        from .local.adapter import check_agent
+
+        check_agent(args.agent, args.agent_args)
     scenario_set: ScenarioSet = load_set(args.source)
     for err in scenario_set.errors:
         logger.warning("skipping invalid scenario input: %s", err)
