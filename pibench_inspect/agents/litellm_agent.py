@@ -81,7 +81,7 @@ class LiteLLMAgent:
         try:
             response = litellm.completion(**request)
         except Exception as err:
-            raise AgentUnavailable(f"the LiteLLM agent's model {self.model_name} failed: {err}") from err
+            raise self._unavailable(err) from None
         choice = response.choices[0].message
         try:
             calls = [
@@ -95,23 +95,34 @@ class LiteLLMAgent:
     async def agenerate(self, message: dict, state: dict) -> tuple[dict, dict]:
         """The same turn through Inspect's model interface (awaited on the event loop)."""
         from inspect_ai.model import ChatMessageSystem, GenerateConfig, messages_from_openai
+        from inspect_ai.model._generate_config import active_generate_config
         from inspect_ai.util import LimitExceededError
 
         history = self._history(message, state)
         messages = [ChatMessageSystem(content=state["system"])] + await messages_from_openai(history)
-        config = GenerateConfig(seed=self.seed) if self.seed is not None else GenerateConfig()
+        # Inspect passes its retry settings and --timeout to every model; --attempt-timeout (a
+        # hung call is abandoned and retried) only to the model under test, so it is added here
+        config = GenerateConfig(seed=self.seed, attempt_timeout=active_generate_config().attempt_timeout)
         try:
             output = await self.model().generate(messages, tools=_tool_infos(state["tools"]), config=config)
         except LimitExceededError:
             raise  # an Inspect limit ends the run on its state reached, not as a failure
         except Exception as err:
-            raise AgentUnavailable(f"the LiteLLM agent's model {self.model_name} failed: {err}") from err
+            raise self._unavailable(err) from None
         reply = output.message
         bad = [c for c in reply.tool_calls or [] if c.parse_error]
         if bad:
             raise AgentProtocolError(f"the model sent tool-call arguments that are not JSON: {bad[0].parse_error}")
         calls = [{"id": c.id, "name": c.function, "arguments": c.arguments} for c in reply.tool_calls or []]
         return self._answer(reply.text, calls, history, state)
+
+    def _unavailable(self, err: Exception) -> AgentUnavailable:
+        """The provider's own message, without the chain: Inspect renders a sample error's
+        traceback, and LiteLLM's nested one took seconds to format per failed sample."""
+        last = getattr(err, "last_attempt", None)  # Inspect gave up retrying (tenacity RetryError)
+        if last is not None and last.exception() is not None:
+            err = last.exception()
+        return AgentUnavailable(f"the LiteLLM agent's model {self.model_name} failed: {type(err).__name__}: {err}")
 
     def model(self) -> Any:
         """This agent's Inspect model, `litellm/<model_name>` with the agent's LiteLLM arguments."""
