@@ -74,3 +74,14 @@ def test_blocking_protocol_agents_run_off_the_event_loop(tmp_path):
                    max_samples=2, log_dir=str(tmp_path / "logs"))
     assert log.status == "success"
     assert BlockingAgent.max_in_flight == 2
+
+
+def test_protocol_model_provider_waits_on_every_sample_at_once(tmp_path):
+    # `--model protocol/...`: asyncio's default thread pool (CPUs + 4 workers) capped it before
+    src = mini_copies(tmp_path, 12, "PRM")
+    BlockingAgent.max_in_flight = 0
+    log = run_eval(pibench_task(None, source=str(src), user="scripted", max_steps=2, judge="off"),
+                   model="protocol/test_agent_concurrency:BlockingAgent", max_samples=12, max_connections=12,
+                   log_dir=str(tmp_path / "logs"))
+    assert log.status == "success"
+    assert BlockingAgent.max_in_flight == 12
