@@ -37,6 +37,7 @@ __all__ = ["AgentProtocolError", "AgentUnavailable", "ProtocolAgent", "check_age
 AGENT_THREADS = 512
 _threads: RunVar[anyio.CapacityLimiter] = RunVar("pibench_agent_threads")
 T = TypeVar("T")
+STOP_GRACE = 5.0  # seconds an agent's stop() may take once its sample is over
 # failures that are not the agent's to answer for: raised through, never turned into agent_error
 PASS_THROUGH = (AgentProtocolError, AgentUnavailable, LimitExceededError)
 
@@ -51,8 +52,10 @@ def _limiter() -> anyio.CapacityLimiter:
 
 
 async def off_loop(fn: Callable[..., T], *args: Any) -> T:
-    """Run a blocking protocol operation in a worker thread."""
-    return await anyio.to_thread.run_sync(partial(fn, *args), limiter=_limiter())
+    """Run a blocking protocol operation in a worker thread. A cancelled sample (`--time-limit`,
+    an interrupt) does not wait for it: the thread is abandoned and its result dropped, so a hung
+    agent cannot hold the run."""
+    return await anyio.to_thread.run_sync(partial(fn, *args), abandon_on_cancel=True, limiter=_limiter())
 
 
 def _factory(ref: str) -> Any:
@@ -181,8 +184,10 @@ class ProtocolAgent:
         return message
 
     async def aclose(self) -> None:
-        try:
-            await off_loop(self.agent.stop, self.last, self.state)
-        except Exception:  # the original swallowed errors from stop() as well
-            pass
+        # stop() runs even when the sample was cancelled (time limit), for a few seconds at most
+        with anyio.move_on_after(STOP_GRACE, shield=True):
+            try:
+                await off_loop(self.agent.stop, self.last, self.state)
+            except Exception:  # the original swallowed errors from stop() as well
+                pass
 
