@@ -32,10 +32,10 @@ class LiteLLMAgent:
         self.llm_args = {k: v for k, v in llm_args.items() if k not in RESERVED}
         self.seed: int | None = None
         self._model: Any = None
-        self.check(model_name, **llm_args)
+        self.preflight(model_name, **llm_args)
 
     @staticmethod
-    def check(model_name: str = "gpt-4o-mini", **llm_args: Any) -> None:
+    def preflight(model_name: str = "gpt-4o-mini", **llm_args: Any) -> None:
         """Called before the run (pibench_inspect.local.adapter.check_agent): a missing key is
         known now, so the run stops with one line instead of every sample failing."""
         problem = credentials_problem(model_name, llm_args, f"the LiteLLM agent ({model_name})")

@@ -67,15 +67,16 @@ def _factory(ref: str) -> Any:
 
 
 def check_agent(ref: str, kwargs: dict[str, Any] | None = None) -> None:
-    """Before the run: the agent can be loaded, and its optional `check(**agent_args)` (a
+    """Before the run: the agent can be loaded, and its optional `preflight(**agent_args)` (a
     static or class method: missing credentials, a bad model name) finds nothing wrong.
     The agent itself is not created here (it may load a model)."""
-    check = getattr(_factory(ref), "check", None)
-    if callable(check):
-        try:
-            check(**(kwargs or {}))
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"-T agent={ref}: {err}") from None
+    factory = _factory(ref)
+    if not isinstance(inspect.getattr_static(factory, "preflight", None), (staticmethod, classmethod)):
+        return
+    try:
+        factory.preflight(**(kwargs or {}))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"-T agent={ref}: {err}") from None
 
 
 def load_agent(ref: str, kwargs: dict[str, Any] | None = None) -> AgentProtocol:
