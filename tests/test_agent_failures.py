@@ -32,6 +32,7 @@ KEYS = ("OPENAI_API_KEY",)
 def inspect_eval(args: list[str], log_dir: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in KEYS}
     env["PYTHONPATH"] = str(ROOT)
+    env["COLUMNS"] = "300"  # rich wraps messages at the terminal width (80 when not a terminal)
     return subprocess.run(
         [INSPECT, "eval", "pibench_inspect/pibench.py", "-T", f"source={MINI}", "-T", "user=scripted",
          "-T", f"agent={LITELLM_AGENT}", "--model", "none", "--display", "plain", "--log-dir", str(log_dir), *args],
@@ -49,8 +50,8 @@ def free_port() -> int:
 def test_missing_key_stops_before_the_run(tmp_path):
     r = inspect_eval(["-T", 'agent_args={"model_name": "gpt-4o-mini"}'], tmp_path)
     assert r.returncode != 0
-    last = [line for line in r.stderr.splitlines() if line.strip()][-1]
-    assert "OPENAI_API_KEY" in last and "LiteLLM agent" in last, r.stderr[-2000:]
+    said = [line for line in (r.stdout + r.stderr).splitlines() if line.strip()]
+    assert len(said) == 1 and "OPENAI_API_KEY" in said[0] and "LiteLLM agent" in said[0], r.stdout + r.stderr[-2000:]
     assert not list(tmp_path.glob("*.eval"))  # nothing ran, nothing was scored
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from .. import _bootstrap  # noqa: F401  (before litellm loads)
 from ..local.errors import AgentProtocolError, AgentUnavailable
 from ..local.replay import openai_calls
-from ..providers.credentials import credentials_problem
+from ..providers.credentials import require_credentials
 
 RESERVED = {"model", "messages", "seed", "tools"}
 
@@ -38,9 +38,7 @@ class LiteLLMAgent:
     def preflight(model_name: str = "gpt-4o-mini", **llm_args: Any) -> None:
         """Called before the run (pibench_inspect.local.adapter.check_agent): a missing key is
         known now, so the run stops with one line instead of every sample failing."""
-        problem = credentials_problem(model_name, llm_args, f"the LiteLLM agent ({model_name})")
-        if problem:
-            raise ValueError(problem)
+        require_credentials(model_name, llm_args, f"the LiteLLM agent ({model_name})")
 
     # ------------------------------------------------------------------ protocol
 

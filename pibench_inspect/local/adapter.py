@@ -20,6 +20,7 @@ from typing import Any, Callable, TypeVar
 
 import anyio
 from anyio.lowlevel import RunVar
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolCall, ToolDef
 from inspect_ai.util import LimitExceededError
@@ -75,6 +76,8 @@ def check_agent(ref: str, kwargs: dict[str, Any] | None = None) -> None:
         return
     try:
         factory.preflight(**(kwargs or {}))
+    except PrerequisiteError:
+        raise  # already the one line the user needs (Inspect prints it without a traceback)
     except (TypeError, ValueError) as err:
         raise ValueError(f"-T agent={ref}: {err}") from None
 

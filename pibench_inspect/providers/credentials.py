@@ -14,6 +14,18 @@ from typing import Any
 
 from .. import _bootstrap  # noqa: F401  (before litellm loads)
 
+from inspect_ai._util.error import PrerequisiteError
+
+
+class MissingCredentials(PrerequisiteError, ValueError):
+    """A key a model needs is not set. Inspect's command line prints a PrerequisiteError as its
+    message alone (no traceback): the run stops with one line."""
+
+    def __init__(self, message: str) -> None:
+        ValueError.__init__(self, message)
+        self.message = message
+
+
 # arguments through which a call brings its own credentials or needs none (offline mocks)
 CARRIES_CREDENTIALS = ("api_key", "mock_response", "mock_tool_calls", "azure_ad_token", "aws_access_key_id")
 
@@ -36,10 +48,9 @@ def missing_credentials(model: str, args: dict[str, Any] | None = None) -> list[
     return [" or ".join(keys)]
 
 
-def credentials_problem(model: str, args: dict[str, Any] | None, who: str) -> str | None:
-    """One line saying what is missing, or None."""
+def require_credentials(model: str, args: dict[str, Any] | None, who: str) -> None:
+    """Raise MissingCredentials, saying in one line what is missing and how to fix it."""
     missing = missing_credentials(model, args)
-    if not missing:
-        return None
-    return (f"{who} needs {missing[0]}: set it in the environment (or pass api_key), "
-            "or use a keyless agent such as -T agent=oracle")
+    if missing:
+        raise MissingCredentials(f"{who} needs {missing[0]}: set it in the environment (or pass api_key), "
+                                 "or run keylessly, e.g. -T agent=oracle -T user=scripted --model none")

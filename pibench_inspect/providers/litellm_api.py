@@ -26,7 +26,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from openai.types.chat import ChatCompletion
 
 from .. import _bootstrap  # noqa: F401  (before litellm loads)
-from .credentials import credentials_problem
+from .credentials import require_credentials
 
 RETRYABLE = ("RateLimitError", "APIConnectionError", "Timeout", "ServiceUnavailableError", "InternalServerError")
 # LiteLLM reports some credential problems as a 500 (OpenAI: "Missing credentials. Please pass
@@ -64,9 +64,7 @@ class LiteLLMAPI(ModelAPI):
         self.model_args = model_args
         import litellm  # noqa: F401  (heavy: loaded now, before the run, not on a sample's first call)
 
-        problem = credentials_problem(model_name, {"api_key": api_key, **model_args}, f"--model litellm/{model_name}")
-        if problem:
-            raise ValueError(problem)
+        require_credentials(model_name, {"api_key": api_key, **model_args}, f"litellm/{model_name}")
 
     async def generate(
         self,
