@@ -31,8 +31,8 @@ from .credentials import require_credentials
 RETRYABLE = ("RateLimitError", "APIConnectionError", "Timeout", "ServiceUnavailableError", "InternalServerError")
 # LiteLLM reports some credential problems as a 500 (OpenAI: "Missing credentials. Please pass
 # an `api_key`..."): retrying cannot fix those
-NOT_TRANSIENT = ("missing credentials", "api_key client option", "api key", "no key is set",
-                 "authentication", "unauthorized", "invalid_api_key", "llm provider not provided")
+NOT_TRANSIENT = ("missing credentials", "api_key client option", "no key is set", "invalid_api_key",
+                 "llm provider not provided")
 
 
 class LiteLLMCallError(Exception):
