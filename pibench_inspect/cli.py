@@ -110,7 +110,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .reports.report import write_report
 
     try:
-        done = write_report(args.logs, args.out, resamples=args.resamples)
+        done = write_report(args.logs, args.out, resamples=args.resamples, allow_partial=args.allow_partial)
     except ReportInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -176,6 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "different agents are compared side by side")
     rep.add_argument("--out", required=True, help="folder to write the report into")
     rep.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    rep.add_argument("--allow-partial", action="store_true",
+                     help="also report logs of runs that did not finish (status not success)")
     rep.set_defaults(func=cmd_report)
     rs = sub.add_parser("rescore", help="re-score a log with the current checks, without re-running the agent")
     rs.add_argument("log", help="the log to re-score")

@@ -136,6 +136,22 @@ def select(entries: list[Entry], args: TaskArgs) -> list[Entry]:
     return out
 
 
+def drop_invalid(chosen: list[Entry]) -> list[Entry]:
+    """Scenarios `pibench validate` rejects (its static checks) never run: each is skipped
+    with its reasons logged, and a selection of nothing but invalid scenarios is an error."""
+    from .validate import static_problems
+
+    invalid = static_problems(chosen)
+    kept = [e for e in chosen if e.scenario.scenario_id not in invalid]
+    for e in chosen:
+        for problem in invalid.get(e.scenario.scenario_id, []):
+            logger.warning("skipping invalid scenario %s: %s", e.scenario.scenario_id, problem)
+    if not kept:
+        raise ValueError("every selected scenario is invalid (run `pibench validate`): "
+                         + "; ".join(p for e in chosen for p in invalid[e.scenario.scenario_id]))
+    return kept
+
+
 def pibench_task(domain: str | None, **task_args: Any) -> Task:
     """The Task for one domain (or every domain with `domain=None`)."""
     args = parse_args(task_args)
@@ -155,6 +171,7 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
     chosen = select(entries, args)
     if not chosen:
         raise ValueError("the scenario selection (-T scenarios/column/label) matched nothing")
+    chosen = drop_invalid(chosen)
     parity = {"parity": True, "strict": False}.get(args.scoring)
     config = ConversationConfig(
         agent=args.agent,
@@ -171,6 +188,10 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
         a2a_timeout=args.a2a_timeout,
         user_url=args.user_url,
     )
+    if "a2a" in (args.agent, args.user):
+        from .a2a.reachable import require_reachable
+
+        require_reachable(args)  # a dead URL stops the run here, in one line, not per sample
     reducers = [pibench_epochs()] + ([pass_k(args.epochs)] if args.epochs > 1 else [])
     return Task(
         dataset=MemoryDataset([sample_for(e) for e in chosen], name=domain or "pibench"),

@@ -36,10 +36,11 @@ def shipped():
 
 def mini_copies(root: Path, n: int, prefix: str, patch=None, digits: int = 3) -> Path:
     """A source at `root/src` with n copies of the mini refund scenario, ids PREFIX_000...;
-    `patch(i, scenario)` may change each copy. Domains are linked, not copied."""
+    `patch(i, scenario)` may change each copy. Domains are copied: a source may not reach
+    outside its folder, through a symlink neither (issue 17)."""
     src = root / "src"
     (src / "scenarios" / "mini").mkdir(parents=True)
-    (src / "domains").symlink_to(MINI / "domains")
+    shutil.copytree(MINI / "domains", src / "domains")
     base = mini_scenario()
     for i in range(n):
         d = json.loads(json.dumps(base))

@@ -2,15 +2,16 @@
 
 The same scripted agent (examples/local_demo's CautiousAgent) runs four ways: as a local protocol
 object, as an Inspect model (`protocol/...`), and served over A2A in bootstrap and stateless
-mode. They must score identically. Broken purple agents (garbage, HTTP errors, JSON-RPC errors,
-timeouts, nothing listening) end their samples as agent_error with the reason; the run goes on.
+mode. They must score identically. Purple agents that answer badly (garbage, HTTP 4xx, JSON-RPC
+errors, unusable replies) end their samples as agent_error with the reason; the run goes on.
+Agents that cannot answer (nothing listening, 5xx, timeouts) are sample errors:
+tests/test_a2a_hostile.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
 import uuid
 from types import SimpleNamespace
 
@@ -20,13 +21,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from a2a_helpers import free_port, serve
+from a2a_helpers import serve
 from conftest import MINI, run_eval, sample_scores
 from pibench_inspect.a2a.agent_server import ProtocolAgentHost, build_agent_app
 from pibench_inspect.a2a.client import read_card
 from pibench_inspect.a2a.wire import BOOTSTRAP_URN, A2AError, parse_reply
 from pibench_inspect.conversation.solver import AGENT_ERROR, TERMINATION
 from pibench_inspect.local.adapter import load_agent
+from pibench_inspect.scoring.payload import derive_seed
 from pibench_inspect.task import pibench_task
 
 DEMO = "examples.local_demo.demo_agent:CautiousAgent"
@@ -128,7 +130,9 @@ def test_stateless_wire_format_carries_context_tools_and_history_every_turn():
         assert [c["kind"] for c in data["benchmark_context"]] == ["policy", "task"]
         assert {t["type"] for t in data["tools"]} == {"function"}
         assert "record_decision" in {t["function"]["name"] for t in data["tools"]}
-        assert isinstance(data["seed"], int) and "context_id" not in data
+        # the original's A2A path seeds from the scenario FILE's stem, not the id (reference 3.6)
+        assert data["seed"] == derive_seed(42, "mini_001_refund_ok", 0) != derive_seed(42, "MINI_001_REFUND_OK", 0)
+        assert "context_id" not in data
         assert data["messages"][0]["role"] == "user"  # history without the system prompt
     # the second turn carries the tool call and its result, in OpenAI format
     second = seen[1]["body"]["params"]["message"]["parts"][0]["data"]["messages"]
@@ -200,7 +204,7 @@ def broken_for_one(kind: str):
             if kind == "garbage":
                 return "<html>definitely not JSON</html>"
             if kind == "http":
-                return 500
+                return 404  # an answer (a 5xx is an outage: test_a2a_hostile.py)
             if kind == "rpc_error":
                 return {"jsonrpc": "2.0", "id": body["id"], "error": {"code": -32000, "message": "model quota exhausted"}}
             if kind == "bad_arguments":
@@ -208,8 +212,6 @@ def broken_for_one(kind: str):
                 return result_message(body, {"tool_calls": [call]})
             if kind == "empty":
                 return result_message(body, {"content": ""})
-            if kind == "slow":
-                time.sleep(1.5)
         answer = asyncio.run(host.handle(data, SimpleNamespace(context_id=None)))
         return result_message(body, answer)
 
@@ -217,12 +219,11 @@ def broken_for_one(kind: str):
 
 
 EXPECTED_ERRORS = {
-    "garbage": "replied with something that is not JSON",
-    "http": "answered HTTP 500",
+    "garbage": "sent a reply that is not JSON",
+    "http": "answered HTTP 404",
     "rpc_error": "returned JSON-RPC error -32000: model quota exhausted",
     "bad_arguments": "arguments are not valid JSON",
     "empty": "an assistant message needs text or at least one tool call",
-    "slow": "did not answer within 0.5 s (timeout)",
 }
 
 
@@ -235,8 +236,7 @@ def local_demo():
 def test_a_broken_reply_ends_that_sample_as_agent_error_and_the_run_goes_on(kind, local_demo):
     app, _ = recording_purple(broken_for_one(kind))
     with serve(app) as url:
-        log = run_eval(pibench_task(None, source=str(MINI), agent="a2a", agent_url=url, user="scripted",
-                                    a2a_timeout=0.5 if kind == "slow" else 30))
+        log = run_eval(pibench_task(None, source=str(MINI), agent="a2a", agent_url=url, user="scripted"))
     assert log.status == "success"
     scores = sample_scores(log)
     assert set(scores) == set(local_demo)  # every sample scored
@@ -248,16 +248,6 @@ def test_a_broken_reply_ends_that_sample_as_agent_error_and_the_run_goes_on(kind
     # the other samples are untouched by the broken one
     for sid in ("MINI_001_REFUND_OK", "MINI_003_BIG_ORDER"):
         assert outcome(log)[sid] == local_demo[sid]
-
-
-def test_nothing_listening_is_a_recorded_error_on_every_sample():
-    url = f"http://127.0.0.1:{free_port()}"
-    log = run_eval(pibench_task(None, source=str(MINI), agent="a2a", agent_url=url, user="scripted"))
-    assert log.status == "success" and len(log.samples) == 3
-    for s in log.samples:
-        assert s.store[TERMINATION] == "agent_error"
-        assert s.store[AGENT_ERROR].startswith(f"A2A agent error: cannot reach {url}")
-        assert s.scores["pibench_scorer"].value["all_passed"] == 0.0
 
 
 def test_task_arguments_for_remote_parties_are_checked():

@@ -9,6 +9,7 @@ nothing at all, or `max_steps` is reached. The final state is written to the sto
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -34,6 +35,7 @@ from ..local.adapter import AgentProtocolError
 from .agents import BUILTIN_AGENTS, ModelAgent, builtin_agent
 from .prompts import benchmark_context, system_prompt
 from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
+from .json_safe import json_safe_calls
 
 GREETING = "Hi! How can I help you today?"
 
@@ -77,14 +79,14 @@ def is_none_model(model: Any) -> bool:
     return model.api.model_name == "none" or str(model).startswith("none")
 
 
-def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1):
+def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1, seed_id: str | None = None):
     if config.user == "a2a":
         # the simulated user runs in another process, behind an A2A server (reference 5.8)
         from ..a2a.user_client import A2AUser
         from ..scoring.payload import derive_seed
 
         return A2AUser(config.user_url or "", scenario.user_simulation,
-                       derive_seed(config.user_seed, scenario.scenario_id, epoch - 1), config.a2a_timeout)
+                       derive_seed(config.user_seed, seed_id or scenario.scenario_id, epoch - 1), config.a2a_timeout)
     if config.user == "scripted":
         return ScriptedUser(scenario.user_simulation)
     if config.user == "solo":
@@ -101,7 +103,8 @@ def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1):
     return LLMUser(scenario.user_simulation, model, config.max_user_turns, gen)
 
 
-def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, epoch: int = 1):
+def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, epoch: int = 1,
+               seed_id: str | None = None):
     from ..scoring.payload import derive_seed
 
     # external agents get the seed the original's runner derived for this scenario and trial
@@ -119,7 +122,7 @@ def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, e
         return A2APurpleAgent(
             config.agent_url or "",
             benchmark_context(scenario, domain),
-            seed,
+            derive_seed(config.user_seed, seed_id or scenario.scenario_id, epoch - 1),
             timeout=config.a2a_timeout,
             mode=config.agent_mode,
             domain=domain.name,
@@ -189,13 +192,15 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
         try:
             tools = build_tools(domain, scenario, db, forbidden=forbidden)
             state.tools = tools
-            agent = make_agent(config, scenario, domain, state.epoch)
+            # the original's A2A path seeds from the scenario file's stem, not the id (reference 3.6)
+            seed_id = Path(state.metadata.get("scenario_file") or scenario.scenario_id).stem
+            agent = make_agent(config, scenario, domain, state.epoch, seed_id)
             if getattr(agent, "notes", None):
                 # a derived oracle plan that cannot pass every check says which and why
                 store.set(ORACLE_NOTES, agent.notes)
                 transcript().info({"oracle cannot satisfy": agent.notes})
                 logger.warning("oracle on %s cannot satisfy: %s", scenario.scenario_id, "; ".join(agent.notes))
-            user = make_user(config, scenario, state.epoch)
+            user = make_user(config, scenario, state.epoch, seed_id)
             store.set(
                 USER_MODEL, str(user.model) if isinstance(user, LLMUser) else user.name
             )
@@ -235,6 +240,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                         transcript().info({"agent error": str(err)})
                         termination = "agent_error"
                         break
+                    message = json_safe_calls(message)  # NaN/Infinity arguments: a tool error
                     state.messages.append(message)
                     state.output = ModelOutput.from_message(message)
                     steps += 1

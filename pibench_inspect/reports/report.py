@@ -76,9 +76,9 @@ def analyse(logs: list[LoadedLog], *, resamples: int = RESAMPLES, seed: int = SE
 
 
 def write_report(paths: list[str | Path], out: str | Path, *, resamples: int = RESAMPLES,
-                 seed: int = SEED) -> dict[str, Any]:
+                 seed: int = SEED, allow_partial: bool = False) -> dict[str, Any]:
     """Write the report files; returns {"agents": [...], "files": [...]}."""
-    logs = load_logs(list(paths))
+    logs = load_logs(list(paths), check=True, allow_partial=allow_partial)
     results = analyse(logs, resamples=resamples, seed=seed)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

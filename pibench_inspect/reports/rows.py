@@ -61,6 +61,13 @@ def dimensions(checks: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def seed_item(args: dict[str, Any], smeta: dict[str, Any], sid: str) -> str:
+    """What the run's seed derives from: the scenario file's stem on the A2A path (as the
+    original's assessment and its leaderboard), else the scenario id (reference 3.6)."""
+    remote = "a2a" in (args.get("agent"), args.get("user"))
+    return Path(smeta["scenario_file"]).stem if remote and smeta.get("scenario_file") else sid
+
+
 def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, Any]:
     smeta = dict(sample.metadata or {})
     score = (sample.scores or {}).get(SCORER)
@@ -91,7 +98,8 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
         "decision_error": md.get("decision_error"),
         "dimensions": dimensions(checks),
         "tool_calls": list(md.get("tool_calls") or []),
-        "seed": derive_seed(int(loaded.args.get("user_seed", 42)), sid, trial),
+        # the seed the run used: remote (A2A) parties are seeded from the scenario file's stem
+        "seed": derive_seed(int(loaded.args.get("user_seed", 42)), seed_item(loaded.args, smeta, sid), trial),
         "duration": sample.total_time,
         "benchmark_version": __version__,
     }

@@ -12,9 +12,14 @@ Two optional blocks are ours: `reference_solution` (what a compliant agent does;
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# A scenario id becomes an Inspect sample id and so a file name inside the .eval zip
+# (samples/<id>_epoch_1.json): a NUL, a slash or `..` in it corrupts or escapes the log
+SCENARIO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 LABELS = ("ALLOW", "ALLOW-CONDITIONAL", "DENY", "ESCALATE")
 Label = Literal["ALLOW", "ALLOW-CONDITIONAL", "DENY", "ESCALATE"]
@@ -189,6 +194,16 @@ class EvaluationCriteria(Strict):
 class Meta(Strict):
     scenario_id: str = Field(min_length=1)
     domain: str = Field(min_length=1)
+
+    @field_validator("scenario_id")
+    @classmethod
+    def _safe_id(cls, v: str) -> str:
+        if not SCENARIO_ID.fullmatch(v):
+            raise ValueError(
+                f"{v[:80]!r} is not a safe scenario id: 1-128 characters of letters, digits, "
+                "'_', '.' and '-', starting with a letter or digit"
+            )
+        return v
     policy_pack: str | None = None
     created_at: str | None = None
     timezone: str | None = None
