@@ -9,7 +9,8 @@
   scores, retried by `--retry-on-error`, tolerated by `--no-fail-on-error`, re-run by
   `inspect eval-retry`).
 
-Both the local adapter and the A2A client raise these; import them from here.
+Both the local adapter and the A2A client raise these; import them from here. The A2A client's
+`A2AUnavailable` (a2a/wire.py) is an `AgentUnavailable`.
 """
 
 from __future__ import annotations
