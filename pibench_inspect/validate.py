@@ -28,6 +28,11 @@ def domain_problems(domain: Domain) -> list[str]:
                 f"{domain.path / domain.config.tools}: tools[{i}] ({tool.name}).{where}: "
                 "Inspect cannot pass this JSON-schema keyword to models; use plain types"
             )
+        params = tool.schema.get("properties", {})
+        for name in tool.free_text:
+            if name not in params:
+                out.append(f"{domain.path / domain.config.tools}: tools[{i}] ({tool.name}).free_text: "
+                           f"{name!r} is not a parameter of the tool")
     try:
         domain.clause_ids
     except ClausePatternError as err:
@@ -109,7 +114,7 @@ def static_problems(entries: list[Entry]) -> dict[str, list[str]]:
     return out
 
 
-def validate_set(scenario_set: ScenarioSet, *, gates: bool = True) -> list[str]:
+def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None) -> list[str]:
     """Problems that make a scenario set invalid (`pibench validate` exits 1 on any).
 
     Original pi-bench folders are not held to our rules: their data defects are reported by
@@ -121,7 +126,9 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True) -> list[str]:
     for err in scenario_set.errors:
         problems += [f"{err.path}: {p}" for p in err.problems]
     seen: set[Path] = set()
-    for entry in scenario_set.entries.values():
+    for i, entry in enumerate(scenario_set.entries.values(), 1):
+        if progress:  # `pibench validate` says how far it is (the gates take a while)
+            progress(i, len(scenario_set.entries), entry.scenario.scenario_id)
         if entry.domain.original_layout:
             continue
         if entry.domain.path not in seen:

@@ -27,7 +27,7 @@ from pibench_inspect.local.adapter import load_agent
 from pibench_inspect.reports.logs import load_logs
 from pibench_inspect.reports.rows import log_rows
 from pibench_inspect.scoring.payload import DETAIL_KEYS, derive_seed, leaderboard_payload
-from pibench_inspect.task import pibench_task
+from conftest import registered
 
 DEMO = "examples.local_demo.demo_agent:CautiousAgent"
 KEYLESS = {"user": "scripted", "judge": "off"}
@@ -141,7 +141,7 @@ def test_send_runs_the_benchmark_and_returns_the_leaderboard_payload(servers):
     assert payload["results"][0]["domain"] == "policy_compliance"
 
     # the same agent run locally, in process: the same scores
-    local = run_eval(pibench_task(None, source=str(MINI), agent=DEMO, user="scripted", judge="off"))
+    local = run_eval(registered(source=str(MINI), agent=DEMO, user="scripted", judge="off"))
     expected = leaderboard_payload("cautious-demo", log_rows(load_logs([local.location])))["results"][0]
     got = payload["results"][0]
     assert got["task_rewards_by_scenario_id"] == expected["task_rewards_by_scenario_id"]
@@ -359,11 +359,11 @@ def test_plan_maps_the_config_to_the_task():
         "scenario_scope": "domain", "scenario_domain": "retail_refund_sop_v1", "user_model": "gpt-4.1-mini",
         "judge_model": "openai/gpt-4o", "num_trials": 2, "seed": 7, "observer_mode": "hard_gate",
         "concurrency": 9, "max_steps": 30}}), settings)
-    assert plan.task == "pibench_inspect/retail"
+    assert plan.task == "pibench_inspect/pibench_retail"
     assert plan.model_roles == {"user": "litellm/gpt-4.1-mini", "grader": "openai/gpt-4o"}
     assert plan.max_samples == 3  # capped by the server
     args = plan.task_args
-    assert (args["agent"], args["agent_url"], args["user"], args["epochs"], args["user_seed"], args["hard_gate"],
+    assert (args["agent"], args["agent_url"], args["user"], plan.epochs, args["user_seed"], args["hard_gate"],
             args["max_steps"]) == ("a2a", "http://a:1", "llm", 2, 7, True, 30)
     assert plan.total == 2 * len(shipped().by_domain("retail"))
     a2a_user = make_plan(parse_request({**base, "config": {"user_url": "http://u:5", "judge": "off",
@@ -376,12 +376,12 @@ def test_plan_maps_the_config_to_the_task():
                      settings)
     # the original's scenarios_dir (the scenarios/ folder itself) is taken; a custom domain runs
     # as the all-domains task narrowed to its ids
-    assert mini.task_args["source"] == str(MINI) and len(mini.task_args["scenarios"]) == 3 and mini.total == 3
+    assert mini.task_args["source"] == str(MINI) and len(mini.sample_id) == 3 and mini.total == 3
     assert model_ref("gpt-4.1-mini") == "litellm/gpt-4.1-mini" and model_ref("anthropic/claude") == "anthropic/claude"
     # one domain's folder, as the original allows: its scenarios only
     folder = make_plan(parse_request({**base, "config": {**KEYLESS, "scenarios_dir": str(MINI / "scenarios" / "mini")}}),
                        settings)
-    assert folder.task_args["source"] == str(MINI) and len(folder.task_args["scenarios"]) == 3
+    assert folder.task_args["source"] == str(MINI) and len(folder.sample_id) == 3
     with pytest.raises(InvalidRequest, match=r"^config\.scenario_domain: unknown domain 'mini'"):
         make_plan(parse_request({**base, "config": {**KEYLESS, "scenario_scope": "domain",
                                                     "scenario_domain": "mini"}}), settings)

@@ -24,11 +24,10 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from a2a_helpers import free_port, serve
-from conftest import mini_copies, run_eval
+from conftest import mini_copies, run_eval, registered
 from pibench_inspect.a2a.client import MAX_REPLY_BYTES, A2AClient
 from pibench_inspect.a2a.wire import MAX_ERROR_CHARS, A2AError, A2AUnavailable, data_part
 from pibench_inspect.conversation.solver import AGENT_ERROR, TERMINATION
-from pibench_inspect.task import pibench_task
 
 DEEP = 100_000
 
@@ -100,7 +99,7 @@ def test_whatever_an_agent_answers_is_its_own_scored_outcome(tmp_path):
     kinds = sorted(AGENT_ERRORS)
     source = mini_copies(tmp_path, len(kinds), "HOSTILE", marked(kinds))
     with serve(hostile_app()) as url:
-        log = run_eval(pibench_task(None, source=str(source), agent="a2a", agent_url=url, user="scripted",
+        log = run_eval(registered(source=str(source), agent="a2a", agent_url=url, user="scripted",
                                     judge="off"), log_dir=str(tmp_path / "logs"))
     assert log.status == "success", log.error
     assert len(log.samples) == len(kinds)
@@ -120,7 +119,7 @@ def test_an_agent_that_cannot_answer_is_a_retryable_sample_error(tmp_path):
     source = mini_copies(tmp_path, len(kinds), "INFRA", marked(kinds))
     with serve(hostile_app()) as url:
         started = time.monotonic()
-        log = run_eval(pibench_task(None, source=str(source), agent="a2a", agent_url=url, user="scripted",
+        log = run_eval(registered(source=str(source), agent="a2a", agent_url=url, user="scripted",
                                     judge="off", a2a_timeout=3),
                        fail_on_error=False, log_dir=str(tmp_path / "logs"))
         elapsed = time.monotonic() - started
@@ -137,7 +136,7 @@ def test_an_agent_that_cannot_answer_is_a_retryable_sample_error(tmp_path):
     posts: Counter = Counter()
     flaky = mini_copies(tmp_path / "flaky", 1, "FLAKY", marked(["flaky"]))
     with serve(hostile_app(posts, failures=3)) as url:
-        log = run_eval(pibench_task(None, source=str(flaky), agent="a2a", agent_url=url, user="scripted",
+        log = run_eval(registered(source=str(flaky), agent="a2a", agent_url=url, user="scripted",
                                     judge="off"), retry_on_error=1, log_dir=str(tmp_path / "logs"))
     assert log.status == "success"
     (sample,) = log.samples
@@ -149,7 +148,7 @@ def test_an_agent_that_cannot_answer_is_a_retryable_sample_error(tmp_path):
 def test_nothing_listening_stops_the_run_before_it_starts(tmp_path):
     url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(PrerequisiteError) as raised:
-        pibench_task(None, source=str(mini_copies(tmp_path, 1, "DEAD")), agent="a2a", agent_url=url,
+        registered(source=str(mini_copies(tmp_path, 1, "DEAD")), agent="a2a", agent_url=url,
                      user="scripted")
     assert f"-T agent_url={url}: nothing answers there" in raised.value.message
 

@@ -29,7 +29,7 @@ from pibench_inspect.a2a.wire import BOOTSTRAP_URN, A2AError, parse_reply
 from pibench_inspect.conversation.solver import AGENT_ERROR, TERMINATION
 from pibench_inspect.local.adapter import load_agent
 from pibench_inspect.scoring.payload import derive_seed
-from pibench_inspect.task import pibench_task
+from conftest import registered
 
 DEMO = "examples.local_demo.demo_agent:CautiousAgent"
 
@@ -38,7 +38,7 @@ def outcome(log) -> dict:
     """What must agree between the ways in: score values, decision, tool calls, check results."""
     return {
         sid: (s.value, s.answer, s.metadata["termination"], s.metadata["tool_calls"],
-              [(c["outcome_id"], c["passed"]) for c in s.metadata["checks"]])
+              [(c["outcome_id"], c["passed"]) for c in s.metadata["checks"].values()])
         for sid, s in sample_scores(log).items()
     }
 
@@ -51,8 +51,8 @@ def demo_app(bootstrap: bool):
 
 
 def test_three_ways_in_score_a_domain_identically():
-    local = run_eval(pibench_task("retail", agent=DEMO, user="scripted"))
-    model = run_eval(pibench_task("retail", user="scripted"), model=f"protocol/{DEMO}")
+    local = run_eval(registered("retail", agent=DEMO, user="scripted"))
+    model = run_eval(registered("retail", user="scripted"), model=f"protocol/{DEMO}")
     expected = outcome(local)
     assert len(expected) == 24
     # not a degenerate comparison: the scores differ from scenario to scenario
@@ -61,7 +61,7 @@ def test_three_ways_in_score_a_domain_identically():
     for bootstrap in (True, False):
         app = demo_app(bootstrap)
         with serve(app) as url:
-            remote = run_eval(pibench_task("retail", agent="a2a", agent_url=url, user="scripted"))
+            remote = run_eval(registered("retail", agent="a2a", agent_url=url, user="scripted"))
         assert remote.status == "success"
         assert outcome(remote) == expected, f"bootstrap={bootstrap}"
         # bootstrap mode opened one context per sample; stateless opened none
@@ -115,7 +115,7 @@ def record_then_done(body: dict) -> dict:
 def test_stateless_wire_format_carries_context_tools_and_history_every_turn():
     app, seen = recording_purple(record_then_done)
     with serve(app) as url:
-        log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="a2a",
+        log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="a2a",
                                     agent_url=url, user="scripted"))
     assert log.status == "success" and sample_scores(log)["MINI_001_REFUND_OK"].answer == "ESCALATE"
     assert len(seen) >= 2
@@ -155,7 +155,7 @@ def test_bootstrap_sends_context_once_then_only_the_context_id():
     # the original's top-level `extensions` list of URNs is honoured as well as the spec's form
     app, seen = recording_purple(reply, card={"name": "p", "extensions": [BOOTSTRAP_URN]})
     with serve(app) as url:
-        log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="a2a",
+        log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="a2a",
                                     agent_url=url, user="scripted"))
     assert log.status == "success"
     first, *turns = [r["body"]["params"]["message"] for r in seen]
@@ -180,9 +180,9 @@ def test_bootstrap_answer_without_context_id_falls_back_to_stateless_or_fails_wh
     card = {"name": "p", "capabilities": {"extensions": [{"uri": BOOTSTRAP_URN}]}}
     app, seen = recording_purple(reply, card=card)
     with serve(app) as url:
-        auto = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="a2a",
+        auto = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="a2a",
                                      agent_url=url, user="scripted"))
-        required = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="a2a",
+        required = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="a2a",
                                          agent_url=url, agent_mode="bootstrap", user="scripted"))
     assert sample_scores(auto)["MINI_001_REFUND_OK"].answer == "ESCALATE"
     assert "benchmark_context" in seen[1]["body"]["params"]["message"]["parts"][0]["data"]
@@ -229,14 +229,15 @@ EXPECTED_ERRORS = {
 
 @pytest.fixture(scope="module")
 def local_demo():
-    return outcome(run_eval(pibench_task(None, source=str(MINI), agent=DEMO, user="scripted")))
+    return outcome(run_eval(registered(source=str(MINI), agent=DEMO, user="scripted")))
 
 
 @pytest.mark.parametrize("kind", sorted(EXPECTED_ERRORS))
 def test_a_broken_reply_ends_that_sample_as_agent_error_and_the_run_goes_on(kind, local_demo):
     app, _ = recording_purple(broken_for_one(kind))
     with serve(app) as url:
-        log = run_eval(pibench_task(None, source=str(MINI), agent="a2a", agent_url=url, user="scripted"))
+        log = run_eval(registered(source=str(MINI), agent="a2a", agent_url=url, user="scripted",
+                                    a2a_timeout=0.5 if kind == "slow" else 30))
     assert log.status == "success"
     scores = sample_scores(log)
     assert set(scores) == set(local_demo)  # every sample scored
@@ -252,13 +253,13 @@ def test_a_broken_reply_ends_that_sample_as_agent_error_and_the_run_goes_on(kind
 
 def test_task_arguments_for_remote_parties_are_checked():
     with pytest.raises(ValueError, match="-T agent=a2a needs -T agent_url"):
-        pibench_task(None, source=str(MINI), agent="a2a", user="scripted")
+        registered(source=str(MINI), agent="a2a", user="scripted")
     with pytest.raises(ValueError, match="only used with -T agent=a2a"):
-        pibench_task(None, source=str(MINI), agent_url="http://127.0.0.1:1", user="scripted")
+        registered(source=str(MINI), agent_url="http://127.0.0.1:1", user="scripted")
     with pytest.raises(ValueError, match="must start with http"):
-        pibench_task(None, source=str(MINI), agent="a2a", agent_url="127.0.0.1:1", user="scripted")
+        registered(source=str(MINI), agent="a2a", agent_url="127.0.0.1:1", user="scripted")
     with pytest.raises(ValueError, match="agent_mode"):
-        pibench_task(None, source=str(MINI), agent="a2a", agent_url="http://x", agent_mode="sometimes", user="scripted")
+        registered(source=str(MINI), agent="a2a", agent_url="http://x", agent_mode="sometimes", user="scripted")
 
 
 # ---------------------------------------------------------------- A2A 1.x
@@ -300,7 +301,7 @@ def v1_purple():
 def test_a_1x_agent_is_spoken_to_in_1x_when_its_card_says_so(local_demo):
     app, seen, host = v1_purple()
     with serve(app) as url:
-        log = run_eval(pibench_task(None, source=str(MINI), agent="a2a", agent_url=url, user="scripted"))
+        log = run_eval(registered(source=str(MINI), agent="a2a", agent_url=url, user="scripted"))
     assert outcome(log) == local_demo
     assert len(host.sessions) == 3  # bootstrapped over 1.x too
     assert all(r["headers"].get("a2a-version") == "1.0" for r in seen)

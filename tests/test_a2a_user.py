@@ -23,7 +23,7 @@ from pibench_inspect.a2a.serving import RecentTaskStore
 from pibench_inspect.a2a.user_server import build_app, main
 from pibench_inspect.a2a.wire import A2AError, data_part, first_data, text_part
 from pibench_inspect.conversation.solver import GREETING, TERMINATION, USER_MODEL
-from pibench_inspect.task import pibench_task
+from conftest import registered
 
 SIM = {
     "persona": "customer",
@@ -41,7 +41,7 @@ def scripted_url():
 
 
 def mini(**args):
-    return pibench_task(None, source=str(MINI), agent="oracle", scenarios="MINI_001_REFUND_OK", **args)
+    return registered(source=str(MINI), agent="oracle", scenarios="MINI_001_REFUND_OK", **args)
 
 
 def conversation(log):
@@ -82,7 +82,7 @@ def test_a2a_user_plays_like_the_in_process_scripted_user(where, scripted_url):
         entry = next(iter(shipped().entries.values()))
 
         def make(**args):
-            return pibench_task(None, agent="oracle", scenarios=entry.scenario.scenario_id, **args)
+            return registered(agent="oracle", scenarios=entry.scenario.scenario_id, **args)
 
     local = conversation(run_eval(make(user="scripted")))
     log = run_eval(make(user="a2a", user_url=scripted_url))

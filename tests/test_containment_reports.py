@@ -12,9 +12,8 @@ from inspect_ai.log import read_eval_log, write_eval_log
 from inspect_ai.model import get_model
 from inspect_ai.scorer import match
 
-from conftest import MINI, mock_outputs, run_eval
+from conftest import MINI, mock_outputs, run_eval, registered
 from pibench_inspect.cli import main
-from pibench_inspect.task import pibench_task
 
 
 def test_report_refuses_foreign_and_incomplete_logs(tmp_path: Path, capsys):
@@ -26,7 +25,7 @@ def test_report_refuses_foreign_and_incomplete_logs(tmp_path: Path, capsys):
     assert foreign.location in err and "not a pi-bench log" in err, err
     assert not (tmp_path / "r0" / "results.json").exists()
 
-    ours = run_eval(pibench_task(None, source=str(MINI), agent="oracle", user="scripted"),
+    ours = run_eval(registered(source=str(MINI), agent="oracle", user="scripted"),
                     log_dir=str(tmp_path / "ours"))
     killed = read_eval_log(ours.location)
     killed.status = "started"  # what a killed run leaves: a header that never reached success

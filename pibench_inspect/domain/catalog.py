@@ -134,6 +134,9 @@ class ToolSpec(Strict):
     kind: Literal["read", "write", "escalation", "decision"] | None = None
     # collections a handler tool reads (effect steps declare theirs; handlers cannot be inspected)
     reads: list[str] = Field(default_factory=list)
+    # parameters that take the agent's own words (reasons, summaries): the information-flow
+    # gate does not look for their values in what the agent saw
+    free_text: list[str] = Field(default_factory=list)
 
     @field_validator("handler")
     @classmethod

@@ -170,6 +170,23 @@ def _sql_params(sql: str, bindings: dict[str, Any]) -> dict[str, Any]:
     return {n: bindings[n] for n in names}
 
 
+# columns of the state mapping that are not data (a keyed row's key, document order, key order)
+BOOKKEEPING = frozenset({"_key", "_pos", "_keys"})
+
+
+def agent_view(value: Any) -> Any:
+    """A result as the agent may see it: the state mapping's bookkeeping columns removed.
+
+    Keyed rows carry their id in a field of their own (or `key_as` exposes it), so dropping
+    `_key` hides nothing an agent needs. Replay of recorded runs (parity) does not come here.
+    """
+    if isinstance(value, dict):
+        return {k: agent_view(v) for k, v in value.items() if k not in BOOKKEEPING}
+    if isinstance(value, list):
+        return [agent_view(v) for v in value]
+    return value
+
+
 def execute(
     spec: ToolSpec, state: StateDB, arguments: dict[str, Any], *, validate: bool = True
 ) -> Any:
@@ -191,7 +208,7 @@ def execute(
             result = run_effect(spec, ctx, arguments)
             json.dumps(result, default=str)  # a result that cannot be shown is a failure
     except SoftError as soft:
-        return soft.payload()
+        return agent_view(soft.payload())
     except (StateError, TemplateError) as err:
         raise ToolCallError(f"{spec.name} failed: {err}") from None
     except ToolCallError:
@@ -201,4 +218,4 @@ def execute(
         raise ToolCallError(f"{spec.name} failed: {err}") from None
     except Exception as err:  # duckdb errors and handler bugs: never corrupt, always report
         raise ToolCallError(f"{spec.name} failed: {type(err).__name__}: {err}") from None
-    return result
+    return agent_view(result)

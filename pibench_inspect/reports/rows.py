@@ -18,7 +18,8 @@ from inspect_ai.log import EvalSample
 from .. import __version__
 from ..checks.evaluate import DIMENSIONS
 from ..scoring.payload import derive_seed
-from ..scoring.scorer import FLAGS
+from ..scoring.explain import check_list
+from ..scoring.scorer import FLAGS, flag_of
 from .logs import LoadedLog
 from .usage import sample_usage
 
@@ -68,6 +69,12 @@ def seed_item(args: dict[str, Any], smeta: dict[str, Any], sid: str) -> str:
     return Path(smeta["scenario_file"]).stem if remote and smeta.get("scenario_file") else sid
 
 
+def seed_base(args: dict[str, Any]) -> int:
+    """The base seed a run derived its per-scenario seeds from (-T user_seed, else 42)."""
+    seed = args.get("user_seed")
+    return 42 if seed is None else int(seed)
+
+
 def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, Any]:
     smeta = dict(sample.metadata or {})
     score = (sample.scores or {}).get(SCORER)
@@ -77,7 +84,7 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
     domain_name = md.get("domain") or smeta.get("domain")
     errored = sample.error is not None or score is None
     value = score.value if score is not None and isinstance(score.value, dict) else {}
-    checks = list(md.get("checks") or [])
+    checks = check_list(md.get("checks"))
     row: dict[str, Any] = {
         # the leaderboard payload's fields (reference 4.10)
         "scenario_id": sid,
@@ -91,7 +98,8 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
         "leaderboard_primary": md.get("column") or smeta.get("column"),
         "domain": (raw.get("meta") or {}).get("domain") or domain_name,
         "domain_name": domain_name,
-        "event_flags": {f: bool(value.get(f)) for f in FLAGS} if not errored else {},
+        # the original's flag names, as the leaderboard reads them
+        "event_flags": {f: flag_of(value, f) for f in FLAGS} if not errored else {},
         "canonical_decision": md.get("canonical_decision"),
         "decision_channel": md.get("decision_channel"),
         "decision_valid": md.get("decision_valid"),
@@ -99,7 +107,7 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
         "dimensions": dimensions(checks),
         "tool_calls": list(md.get("tool_calls") or []),
         # the seed the run used: remote (A2A) parties are seeded from the scenario file's stem
-        "seed": derive_seed(int(loaded.args.get("user_seed", 42)), seed_item(loaded.args, smeta, sid), trial),
+        "seed": derive_seed(seed_base(loaded.args), seed_item(loaded.args, smeta, sid), trial),
         "duration": sample.total_time,
         "benchmark_version": __version__,
     }
@@ -118,6 +126,7 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
         nl_tier=md.get("nl_tier"),
         judge_model=md.get("judge_model"),
         user_model=(sample.store or {}).get("pibench:user_model") or md.get("user_model"),
+        user_config=(sample.store or {}).get("pibench:user_config"),
         checks=checks,
         clauses=clauses(smeta),
         scenario_file_found=bool(raw),

@@ -57,6 +57,8 @@ class EvalPlan(BaseModel):
     model_roles: dict[str, str] = {}
     max_samples: int = 1
     total: int  # sample runs expected: scenarios x trials
+    epochs: int = 1  # Inspect's --epochs (trials)
+    sample_id: list[str] | None = None  # Inspect's --sample-id (the scenarios asked for)
     log_dir: str = ""  # filled in by the executor: one fresh folder per assessment
     agent_id: str = "agent"
     result_domain: str = "policy_compliance"
@@ -173,7 +175,7 @@ def make_plan(request: AssessmentRequest, settings: ServerSettings) -> EvalPlan:
             )
         entries = [e for e in entries if e.domain.name == name]
         if name in TASK_DOMAINS and folder is None:
-            task = f"pibench_inspect/{name}"
+            task = f"pibench_inspect/pibench_{name}"
         else:
             narrowed = True  # a domain of a custom scenario folder
     if config.scenarios:
@@ -194,14 +196,10 @@ def make_plan(request: AssessmentRequest, settings: ServerSettings) -> EvalPlan:
         "user_seed": config.seed,
         "hard_gate": config.observer_mode == "hard_gate",
         "judge": config.judge,
-        # as a task argument (not eval(epochs=)) so the task keeps its epoch reducers
-        "epochs": config.num_trials,
         "a2a_timeout": config.a2a_timeout,
     }
     if source is not None:
         task_args["source"] = str(source)
-    if scenarios:
-        task_args["scenarios"] = list(scenarios)
     roles: dict[str, str] = {}
     if config.user_url:
         task_args.update(user="a2a", user_url=config.user_url)
@@ -237,6 +235,8 @@ def make_plan(request: AssessmentRequest, settings: ServerSettings) -> EvalPlan:
         total=total,
         retry_on_error=config.retry_failed,
         preflight=settings.preflight,
+        epochs=config.num_trials,
+        sample_id=list(scenarios) if scenarios else None,
         agent_id=request.agent_id,
         result_domain=config.domain,
         purple_url=request.purple_url,

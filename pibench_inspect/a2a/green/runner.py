@@ -44,6 +44,11 @@ class Progress(Hooks):
 
     async def on_task_start(self, data: TaskStart) -> None:
         samples = data.spec.dataset.samples or 0
+        if data.spec.config.sample_id is not None:  # --sample-id narrows the dataset after the spec
+            from inspect_ai._eval.task.util import sample_id_filter
+
+            matcher = sample_id_filter(data.spec.config.sample_id)
+            samples = sum(1 for sid in data.spec.dataset.sample_ids or [] if matcher.matches(sid))
         self.total = samples * (data.spec.config.epochs or 1)
         self.completed = 0
         emit({"event": "start", "total": self.total})
@@ -96,6 +101,8 @@ def run(plan: dict[str, Any]) -> int:
         model="none",  # the agent under test is remote; the user and judge come as roles
         model_roles=plan.get("model_roles") or None,
         max_samples=plan.get("max_samples") or 1,
+        epochs=plan.get("epochs") or 1,
+        sample_id=plan.get("sample_id"),
         log_dir=plan["log_dir"],
         display="none",
         # a sample that fails (user simulator down, a bug) becomes an error row, as in the
