@@ -17,9 +17,8 @@ from pathlib import Path
 
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from conftest import MINI, ROOT, run_eval
+from conftest import MINI, ROOT, registered, run_eval
 from pibench_inspect.conversation.solver import AGENT_ERROR, TERMINATION
-from pibench_inspect.task import pibench_task
 
 sys.path.insert(0, str(ROOT / "bench"))
 from openai_standin import OpenAIStandin, serve  # noqa: E402
@@ -51,13 +50,15 @@ def test_missing_key_stops_before_the_run(tmp_path):
     r = inspect_eval(["-T", 'agent_args={"model_name": "gpt-4o-mini"}'], tmp_path)
     assert r.returncode != 0
     said = [line for line in (r.stdout + r.stderr).splitlines() if line.strip()]
-    assert len(said) == 1 and "OPENAI_API_KEY" in said[0] and "LiteLLM agent" in said[0], r.stdout + r.stderr[-2000:]
+    # one line, after Inspect's own start-up banner; no traceback
+    assert "OPENAI_API_KEY" in said[-1] and "LiteLLM agent" in said[-1], r.stdout + r.stderr[-2000:]
+    assert "Traceback" not in r.stdout + r.stderr
     assert not list(tmp_path.glob("*.eval"))  # nothing ran, nothing was scored
 
 
 def test_unreachable_agent_is_a_sample_error_not_a_score(tmp_path):
     args = {"model_name": "openai/standin", "api_base": f"http://127.0.0.1:{free_port()}/v1", "api_key": "x"}
-    r = inspect_eval(["-T", f"agent_args={json.dumps(args)}", "-T", "scenarios=MINI_001_REFUND_OK",
+    r = inspect_eval(["-T", f"agent_args={json.dumps(args)}", "--sample-id", "MINI_001_REFUND_OK",
                       "--max-retries", "0", "--retry-on-error", "1", "--no-fail-on-error"], tmp_path)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     log = read_eval_log(list_eval_logs(str(tmp_path))[0].name)
@@ -71,9 +72,9 @@ def test_unreachable_agent_is_a_sample_error_not_a_score(tmp_path):
 def test_malformed_answer_stays_a_scored_agent_error(tmp_path):
     standin = OpenAIStandin(latency=0, bad_arguments=True)
     with serve(standin) as url:
-        log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK", user="scripted",
-                                    agent=LITELLM_AGENT,
-                                    agent_args={"model_name": "openai/standin", "api_base": url, "api_key": "x"}),
+        log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", user="scripted",
+                                  agent=LITELLM_AGENT,
+                                  agent_args={"model_name": "openai/standin", "api_base": url, "api_key": "x"}),
                        log_dir=str(tmp_path))
     sample = log.samples[0]
     assert sample.error is None

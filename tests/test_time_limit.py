@@ -22,7 +22,7 @@ INSPECT = str(Path(sys.executable).with_name("inspect"))
 def test_time_limit_scores_the_state_reached(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
     r = subprocess.run(
-        [INSPECT, "eval", "pibench_inspect/pibench.py", "-T", f"source={MINI}", "-T", "scenarios=MINI_001_REFUND_OK",
+        [INSPECT, "eval", "pibench_inspect/pibench.py", "-T", f"source={MINI}", "--sample-id", "MINI_001_REFUND_OK",
          "-T", "user=scripted", "-T", "agent=slow_agent:SlowAgent", "--time-limit", "4", "--model", "none",
          "--display", "plain", "--log-dir", str(tmp_path)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)

@@ -12,9 +12,8 @@ import sys
 
 from inspect_ai.model import get_model
 
-from conftest import MINI, ROOT, run_eval
+from conftest import MINI, ROOT, registered, run_eval
 from pibench_inspect.cli import main
-from pibench_inspect.task import pibench_task
 
 sys.path.insert(0, str(ROOT / "bench"))
 import standin  # noqa: E402  (registers the pibench-standin provider)
@@ -33,9 +32,9 @@ def agent_messages(log) -> int:
 
 def test_litellm_agent_calls_are_the_agents_and_unpriced_means_unknown(tmp_path):
     with serve(OpenAIStandin(latency=0)) as url:
-        log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK", user="scripted",
-                                    max_steps=6, agent="pibench_inspect.agents.litellm_agent:LiteLLMAgent",
-                                    agent_args={"model_name": "openai/standin", "api_base": url, "api_key": "x"}),
+        log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", user="scripted",
+                                  max_steps=6, agent="pibench_inspect.agents.litellm_agent:LiteLLMAgent",
+                                  agent_args={"model_name": "openai/standin", "api_base": url, "api_key": "x"}),
                        log_dir=str(tmp_path / "logs"))
     usage, md = report(log, tmp_path / "report")
     agent = usage["agent"]
@@ -48,7 +47,7 @@ def test_litellm_agent_calls_are_the_agents_and_unpriced_means_unknown(tmp_path)
 def test_a_retried_call_counts_once(tmp_path):
     model = get_model(f"{standin.PROVIDER}/replay", latency=0, source=str(MINI),
                       fail_ids="MINI_001_REFUND_OK", fail_times=1)
-    log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK", user="scripted", judge="off"),
+    log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", user="scripted", judge="off"),
                    model=model, log_dir=str(tmp_path / "logs"))
     assert sum(1 for e in log.samples[0].events if e.event == "model") == agent_messages(log) + 1  # one retry
     usage, _ = report(log, tmp_path / "report")
