@@ -241,6 +241,10 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
     """The Task for one domain (or every domain with `domain=None`)."""
     args = parse_args(task_args)
     check_models(args)
+    if ":" in args.agent:  # a module:Class agent: loadable, and its own preflight passes (credentials)
+        from .local.adapter import check_agent
+
+        check_agent(args.agent, args.agent_args)
     scenario_set: ScenarioSet = load_set(args.source)
     for err in scenario_set.errors:
         logger.warning("skipping invalid scenario input: %s", err)

@@ -20,6 +20,7 @@ def test_context_is_sent_on_every_call(monkeypatch):
         return real(model="gpt-4o-mini", messages=request["messages"], mock_response="ok")
 
     monkeypatch.setattr(litellm, "completion", fake)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # never used: the call is faked
     agent = LiteLLMAgent("gpt-4o-mini")
     ctx = [{"kind": "policy", "content": "POLICY TEXT"}, {"kind": "task", "content": "TASK TEXT"}]
     state = agent.init_state(ctx, [{"name": "t", "description": "d", "parameters": {"type": "object", "properties": {}}}])

@@ -43,3 +43,63 @@ def test_user_role_through_litellm():
                    model_roles={"user": user})
     users = [m.text for m in log.samples[0].messages if m.role == "user"]
     assert users[-1] == "Thanks, that is all."
+
+
+# ---------------------------------------------------------------- provider faults (loopback)
+
+def _standin():
+    import sys
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import openai_standin
+
+    return openai_standin
+
+
+def test_missing_key_fails_before_the_run_not_after_minutes_of_retries(monkeypatch, tmp_path):
+    import time
+
+    import pytest
+
+    standin = _standin()
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server = standin.OpenAIStandin(latency=0)
+    with standin.serve(server) as url:
+        started = time.monotonic()
+        # timeout bounds the retries the old provider made (LiteLLM calls a missing OpenAI key a 500)
+        with pytest.raises(ValueError, match="OPENAI_API_KEY"):
+            run_eval(task(), model="litellm/openai/standin", model_args={"api_base": url}, timeout=20,
+                     log_dir=str(tmp_path))
+    assert time.monotonic() - started < 15 and server.requests == 0
+
+
+def test_authentication_error_is_not_retried(tmp_path):
+    standin = _standin()
+    server = standin.OpenAIStandin(latency=0, status=401)
+    with standin.serve(server) as url:
+        log = run_eval(task(), model="litellm/openai/standin", model_args={"api_base": url, "api_key": "bad"},
+                       fail_on_error=False, timeout=20, log_dir=str(tmp_path))
+    sample = log.samples[0]
+    assert server.requests == 1  # one attempt: the same key would fail again
+    assert "AuthenticationError" in sample.error.message and "stand-in answers 401" in sample.error.message
+
+
+def test_credential_errors_reported_as_500_are_not_transient(monkeypatch):
+    import litellm
+
+    from pibench_inspect.providers.litellm_api import LiteLLMAPI, LiteLLMCallError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    api = LiteLLMAPI("openai/standin", mock_response="unused")
+    real = None
+    try:  # LiteLLM's own report of a missing OpenAI key: an InternalServerError, raised before any request
+        litellm.completion(model="openai/standin", api_base="http://127.0.0.1:9/v1",
+                           messages=[{"role": "user", "content": "hi"}], max_retries=0)
+    except Exception as err:
+        real = LiteLLMCallError(err)
+    assert real is not None and real.kind == "InternalServerError" and "credentials" in str(real).lower()
+    assert not api.should_retry(real)
+    connection = LiteLLMCallError(litellm.APIConnectionError(message="Connection refused", llm_provider="openai", model="x"))
+    assert api.should_retry(connection)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..local.adapter import text_of
+from ..local.errors import AgentUnavailable
 
 BOOTSTRAP_URN = "urn:pi-bench:policy-bootstrap:v1"
 
@@ -33,7 +34,7 @@ class A2AError(Exception):
         self.detail = detail
 
 
-class A2AUnavailable(Exception):
+class A2AUnavailable(AgentUnavailable):
     """The remote peer could not be reached or did not answer: connection refused, reset or
     dropped, HTTP 5xx after retries, no reply within the deadline. An infrastructure failure:
     deliberately not an A2AError, so it ends the sample as an Inspect sample error (retryable,

@@ -14,16 +14,31 @@ import json
 from typing import Any
 
 from .. import _bootstrap  # noqa: F401  (before litellm loads)
+from ..local.errors import AgentProtocolError, AgentUnavailable
 from ..local.replay import openai_calls
+from ..providers.credentials import require_credentials
 
 RESERVED = {"model", "messages", "seed", "tools"}
 
 
 class LiteLLMAgent:
+    """`generate` (the protocol, synchronous) calls LiteLLM directly; `agenerate`, which the
+    benchmark's adapter prefers, goes through Inspect's `litellm/` provider, so the calls run
+    concurrently, are retried and timed out like the model under test's, and appear in the
+    transcript with their tokens and cost (the agent row of the usage report)."""
+
     def __init__(self, model_name: str = "gpt-4o-mini", **llm_args: Any):
         self.model_name = model_name
         self.llm_args = {k: v for k, v in llm_args.items() if k not in RESERVED}
         self.seed: int | None = None
+        self._model: Any = None
+        self.preflight(model_name, **llm_args)
+
+    @staticmethod
+    def preflight(model_name: str = "gpt-4o-mini", **llm_args: Any) -> None:
+        """Called before the run (pibench_inspect.local.adapter.check_agent): a missing key is
+        known now, so the run stops with one line instead of every sample failing."""
+        require_credentials(model_name, llm_args, f"the LiteLLM agent ({model_name})")
 
     # ------------------------------------------------------------------ protocol
 
@@ -40,12 +55,16 @@ class LiteLLMAgent:
         history = [self._to_openai(m) for m in message_history or []]
         return {"system": system, "tools": openai_tools, "history": [h for h in history if h]}
 
-    def generate(self, message: dict, state: dict) -> tuple[dict, dict]:
-        import litellm
-
+    def _history(self, message: dict, state: dict) -> list[dict]:
         history = list(state["history"])
         incoming = message.get("tool_messages") if message.get("role") == "multi_tool" else [message]
-        history += [h for h in (self._to_openai(m) for m in incoming) if h]
+        return history + [h for h in (self._to_openai(m) for m in incoming) if h]
+
+    def generate(self, message: dict, state: dict) -> tuple[dict, dict]:
+        """Synchronous (the protocol's form; serve-agent and `--model protocol/` call it in a thread)."""
+        import litellm
+
+        history = self._history(message, state)
         request: dict[str, Any] = {
             "model": self.model_name,
             # the context goes first on every call
@@ -57,16 +76,67 @@ class LiteLLMAgent:
             request["tools"] = state["tools"]
         if self.seed is not None:
             request["seed"] = self.seed
-        response = litellm.completion(**request)
+        try:
+            response = litellm.completion(**request)
+        except Exception as err:
+            raise self._unavailable(err) from None
         choice = response.choices[0].message
-        reply: dict[str, Any] = {"role": "assistant", "content": choice.content or None}
-        calls = [
-            {"id": c.id, "name": c.function.name, "arguments": json.loads(c.function.arguments or "{}")}
-            for c in (choice.tool_calls or [])
-        ]
+        try:
+            calls = [
+                {"id": c.id, "name": c.function.name, "arguments": json.loads(c.function.arguments or "{}")}
+                for c in (choice.tool_calls or [])
+            ]
+        except ValueError as err:
+            raise AgentProtocolError(f"the model sent tool-call arguments that are not JSON: {err}") from None
+        return self._answer(choice.content, calls, history, state)
+
+    async def agenerate(self, message: dict, state: dict) -> tuple[dict, dict]:
+        """The same turn through Inspect's model interface (awaited on the event loop)."""
+        from inspect_ai.model import ChatMessageSystem, GenerateConfig, messages_from_openai
+        from inspect_ai.model._generate_config import active_generate_config
+        from inspect_ai.util import LimitExceededError
+
+        history = self._history(message, state)
+        messages = [ChatMessageSystem(content=state["system"])] + await messages_from_openai(history)
+        # Inspect passes its retry settings and --timeout to every model; --attempt-timeout (a
+        # hung call is abandoned and retried) only to the model under test, so it is added here
+        config = GenerateConfig(seed=self.seed, attempt_timeout=active_generate_config().attempt_timeout)
+        try:
+            output = await self.model().generate(messages, tools=_tool_infos(state["tools"]), config=config)
+        except LimitExceededError:
+            raise  # an Inspect limit ends the run on its state reached, not as a failure
+        except Exception as err:
+            raise self._unavailable(err) from None
+        reply = output.message
+        bad = [c for c in reply.tool_calls or [] if c.parse_error]
+        if bad:
+            raise AgentProtocolError(f"the model sent tool-call arguments that are not JSON: {bad[0].parse_error}")
+        calls = [{"id": c.id, "name": c.function, "arguments": c.arguments} for c in reply.tool_calls or []]
+        return self._answer(reply.text, calls, history, state)
+
+    def _unavailable(self, err: Exception) -> AgentUnavailable:
+        """The provider's own message, without the chain: Inspect renders a sample error's
+        traceback, and LiteLLM's nested one took seconds to format per failed sample."""
+        last = getattr(err, "last_attempt", None)  # Inspect gave up retrying (tenacity RetryError)
+        if last is not None and last.exception() is not None:
+            err = last.exception()
+        return AgentUnavailable(f"the LiteLLM agent's model {self.model_name} failed: {type(err).__name__}: {err}")
+
+    def model(self) -> Any:
+        """This agent's Inspect model, `litellm/<model_name>` with the agent's LiteLLM arguments."""
+        if self._model is None:
+            from inspect_ai.model import get_model
+
+            from .. import providers  # noqa: F401  (registers the litellm/ provider)
+
+            self._model = get_model(f"litellm/{self.model_name}", memoize=False, **self.llm_args)
+        return self._model
+
+    def _answer(self, content: str | None, calls: list[dict], history: list[dict], state: dict) -> tuple[dict, dict]:
+        reply: dict[str, Any] = {"role": "assistant", "content": content or None}
         if calls:
             reply["tool_calls"] = calls
-        if not calls and not (choice.content or "").strip():
+        if not calls and not (content or "").strip():
             reply["content"] = "###STOP###"  # nothing to say: end the conversation, as the original did
         history.append(self._to_openai(reply))
         return reply, {**state, "history": history}
@@ -97,3 +167,11 @@ class LiteLLMAgent:
         if role in ("user", "system"):
             return {"role": role, "content": m.get("content") or ""}
         return None
+
+
+def _tool_infos(openai_tools: list[dict]) -> list[Any]:
+    from inspect_ai.tool import ToolInfo, ToolParams
+
+    return [ToolInfo(name=t["function"]["name"], description=t["function"].get("description") or t["function"]["name"],
+                     parameters=ToolParams.model_validate(t["function"].get("parameters") or {}))
+            for t in openai_tools]

@@ -180,6 +180,26 @@ async def close_party(party: Any) -> None:
         logger.warning("closing %s failed: %s", getattr(party, "name", party), err)
 
 
+def sample_time_is_up() -> bool:
+    """Whether the sample's `--time-limit` or `--working-limit` has run out (Inspect enforces
+    both by cancelling the sample, so the solver sees a cancellation, not LimitExceededError)."""
+    from inspect_ai.log._samples import sample_active
+    from inspect_ai.util import sample_limits
+
+    active = sample_active()
+    if active is not None and getattr(active, "limit_exceeded_error", None) is not None:
+        return True  # the working-time monitor stopped the sample
+    try:
+        limit = sample_limits().time
+    except RuntimeError:  # no sample running (the solver called directly)
+        return False
+    scope = getattr(limit, "_cancel_scope", None)
+    if scope is not None:
+        return bool(scope.cancel_called)
+    # the scope is private to Inspect; the elapsed time says the same (to within a tick)
+    return limit.limit is not None and limit.usage >= limit.limit - 0.01
+
+
 def agent_stop_token(message: ChatMessageAssistant) -> bool:
     if (message.metadata or {}).get("pibench_stop"):  # an external agent's is_stop() said so
         return True
@@ -279,11 +299,13 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                     termination = "max_steps"
             store.set(TERMINATION, termination)
         except LimitExceededError:
-            # an Inspect limit (tokens, messages, time): scored like max_steps, on the state reached
+            # an Inspect limit (tokens, messages, turns): scored like max_steps, on the state reached
             store.set(TERMINATION, "limit")
             raise
         except BaseException:
-            store.set(TERMINATION, "error")
+            # the time and working limits cancel the sample instead of raising here; Inspect then
+            # scores it like any limit, so it ends on the state reached, not as an error
+            store.set(TERMINATION, "limit" if sample_time_is_up() else "error")
             raise
         finally:
             # the snapshot first: closing a remote party awaits the network, which a cancelled

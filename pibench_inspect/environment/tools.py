@@ -14,7 +14,11 @@ from .effects import ToolCallError, execute
 from .state import StateDB
 
 BLOCKED_MESSAGE = "Tool not permitted by policy"
-# JSON-schema keywords Inspect's ToolParams silently drops; a catalog must not rely on them
+# JSON-schema keywords a catalog must not rely on. Inspect builds a tool's parameters with its
+# ToolParams / JSONSchema models, which keep only their own fields and silently drop every other
+# keyword (minItems, maxItems, uniqueItems, exclusiveMinimum, exclusiveMaximum, multipleOf, title,
+# const, oneOf, allOf, not, $ref, $defs, minProperties, patternProperties, ...): the model would
+# never see the constraint. anyOf is kept by Inspect but not every provider accepts it.
 UNSUPPORTED_KEYWORDS = ("oneOf", "anyOf", "allOf", "const", "$ref", "not")
 
 
@@ -27,16 +31,26 @@ def exposed_tools(domain: Domain, scenario: Scenario) -> list[ToolSpec]:
 
 
 def unsupported_keywords(schema: Any, path: str = "parameters") -> list[str]:
-    found = []
-    if isinstance(schema, dict):
-        for k, v in schema.items():
-            if k in UNSUPPORTED_KEYWORDS:
-                found.append(f"{path}.{k}")
-            found += unsupported_keywords(v, f"{path}.{k}")
-    elif isinstance(schema, list):
-        for i, v in enumerate(schema):
-            found += unsupported_keywords(v, f"{path}[{i}]")
-    return found
+    """Paths of the keywords Inspect would drop from (or we do not support in) a tool's
+    parameters, e.g. `parameters.properties.items.minItems`. Walks only schema positions
+    (properties, items, additionalProperties, anyOf), never values such as enum or default."""
+    from inspect_ai.tool import ToolParams
+    from inspect_ai.util import JSONSchema
+
+    def walk(node: Any, where: str, kept: set[str]) -> list[str]:
+        if not isinstance(node, dict):
+            return []
+        found = [f"{where}.{k}" for k in node if k not in kept or k in UNSUPPORTED_KEYWORDS]
+        nested = set(JSONSchema.model_fields)
+        for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
+            found += walk(sub, f"{where}.properties.{name}", nested)
+        for key in ("items", "additionalProperties"):
+            found += walk(node.get(key), f"{where}.{key}", nested)
+        for i, sub in enumerate(node.get("anyOf") or [] if isinstance(node.get("anyOf"), list) else []):
+            found += walk(sub, f"{where}.anyOf[{i}]", nested)
+        return found
+
+    return walk(schema, path, set(ToolParams.model_fields))
 
 
 def with_descriptions(schema: dict[str, Any]) -> dict[str, Any]:

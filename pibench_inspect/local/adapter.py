@@ -2,34 +2,89 @@
 
 Our engine executes its tool calls; Inspect records everything as usual. A malformed message or
 an exception from the agent ends the conversation with termination `agent_error` (the run is
-scored on what happened, as in the original) and the reason is kept in the sample's store.
+scored on what happened, as in the original) and the reason is kept in the sample's store. An
+`AgentUnavailable` (the agent's model cannot be reached) and Inspect's own limits pass through
+untouched: they are not agent behaviour (see local/errors.py).
+
+The protocol's operations are synchronous and may block (a network call, a local model), so
+they run in worker threads: samples wait for their own agent only, never for each other's. An
+agent that also offers `async def agenerate(message, state)` is awaited on the loop instead.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import inspect
+from functools import partial
+from typing import Any, Callable, TypeVar
 
+import anyio
+from anyio.lowlevel import RunVar
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolCall, ToolDef
+from inspect_ai.util import LimitExceededError
 
+from .errors import AgentProtocolError, AgentUnavailable
 from .protocol import AgentProtocol
 
 from ..conversation.users import STOP_TOKENS
 CALL_KEYS = {"id", "name", "arguments", "requestor"}
 
+__all__ = ["AgentProtocolError", "AgentUnavailable", "ProtocolAgent", "check_agent", "load_agent", "to_inspect"]
 
-class AgentProtocolError(Exception):
-    """The agent broke the protocol (bad message, exception in generate)."""
+# anyio's shared pool runs 40 threads at once; agents get their own, sized so that every sample
+# in flight can wait on its agent at the same time (idle threads cost nothing)
+AGENT_THREADS = 512
+_threads: RunVar[anyio.CapacityLimiter] = RunVar("pibench_agent_threads")
+T = TypeVar("T")
+STOP_GRACE = 5.0  # seconds an agent's stop() may take once its sample is over
+# failures that are not the agent's to answer for: raised through, never turned into agent_error
+PASS_THROUGH = (AgentProtocolError, AgentUnavailable, LimitExceededError)
+
+
+def _limiter() -> anyio.CapacityLimiter:
+    try:
+        return _threads.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(AGENT_THREADS)
+        _threads.set(limiter)
+        return limiter
+
+
+async def off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """Run a blocking protocol operation in a worker thread. A cancelled sample (`--time-limit`,
+    an interrupt) does not wait for it: the thread is abandoned and its result dropped, so a hung
+    agent cannot hold the run."""
+    return await anyio.to_thread.run_sync(partial(fn, *args), abandon_on_cancel=True, limiter=_limiter())
+
+
+def _factory(ref: str) -> Any:
+    module, _, attr = ref.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"-T agent={ref}: cannot load {attr!r} from {module!r}: {err}") from None
+
+
+def check_agent(ref: str, kwargs: dict[str, Any] | None = None) -> None:
+    """Before the run: the agent can be loaded, and its optional `preflight(**agent_args)` (a
+    static or class method: missing credentials, a bad model name) finds nothing wrong.
+    The agent itself is not created here (it may load a model)."""
+    factory = _factory(ref)
+    if not isinstance(inspect.getattr_static(factory, "preflight", None), (staticmethod, classmethod)):
+        return
+    try:
+        factory.preflight(**(kwargs or {}))
+    except PrerequisiteError:
+        raise  # already the one line the user needs (Inspect prints it without a traceback)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"-T agent={ref}: {err}") from None
 
 
 def load_agent(ref: str, kwargs: dict[str, Any] | None = None) -> AgentProtocol:
     """`package.module:ClassOrFactory` -> an agent object (called with `-T agent_args`)."""
-    module, _, attr = ref.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as err:
-        raise ValueError(f"-T agent={ref}: cannot load {attr!r} from {module!r}: {err}") from None
+    factory = _factory(ref)
     try:
         agent = factory(**(kwargs or {}))
     except TypeError as err:
@@ -103,15 +158,21 @@ class ProtocolAgent:
         users = [m for m in new if isinstance(m, ChatMessageUser)]
         return {"role": "user", "content": users[-1].text if users else ""}
 
+    async def _generate(self, incoming: dict) -> Any:
+        agenerate = getattr(self.agent, "agenerate", None)
+        if inspect.iscoroutinefunction(agenerate):
+            return await agenerate(incoming, self.state)
+        return await off_loop(self.agent.generate, incoming, self.state)
+
     async def next(self, messages: list[ChatMessage], tools: list[ToolDef]) -> ChatMessageAssistant:
         try:
             if self.state is None:
                 if self.seed is not None:
-                    self.agent.set_seed(self.seed)
-                self.state = self.agent.init_state(self.context, [tool_schema(t) for t in tools], None)
+                    await off_loop(self.agent.set_seed, self.seed)
+                self.state = await off_loop(self.agent.init_state, self.context, [tool_schema(t) for t in tools], None)
             incoming = self._incoming(messages)
-            reply, self.state = self.agent.generate(incoming, self.state)
-        except AgentProtocolError:
+            reply, self.state = await self._generate(incoming)
+        except PASS_THROUGH:
             raise
         except Exception as err:
             raise AgentProtocolError(f"the agent raised {type(err).__name__}: {err}") from None
@@ -119,16 +180,18 @@ class ProtocolAgent:
         self.seen += 1  # the reply itself is appended by the solver
         self.last = reply
         try:
-            stop = bool(self.agent.is_stop(reply)) or text_of(reply.get("content")).strip() in STOP_TOKENS
+            stop = bool(await off_loop(self.agent.is_stop, reply)) or text_of(reply.get("content")).strip() in STOP_TOKENS
         except Exception as err:
             raise AgentProtocolError(f"is_stop raised {type(err).__name__}: {err}") from None
         if stop:
             message.metadata = {"pibench_stop": True}
         return message
 
-    def close(self) -> None:
-        try:
-            self.agent.stop(self.last, self.state)
-        except Exception:  # the original swallowed errors from stop() as well
-            pass
+    async def aclose(self) -> None:
+        # stop() runs even when the sample was cancelled (time limit), for a few seconds at most
+        with anyio.move_on_after(STOP_GRACE, shield=True):
+            try:
+                await off_loop(self.agent.stop, self.last, self.state)
+            except Exception:  # the original swallowed errors from stop() as well
+                pass
 

@@ -3,13 +3,18 @@
 Messages and tools go through Inspect's OpenAI conversions; LiteLLM speaks the OpenAI format
 to any provider it supports. Extra `-M key=value` model args are passed to
 `litellm.acompletion` (e.g. `api_base`, or `mock_response` for offline tests).
+
+Inspect retries what `should_retry` accepts (connection errors, timeouts, 5xx, rate limits),
+with backoff, for minutes. Authentication and configuration errors are never retried: they fail
+the sample at once with the provider's message. A missing API key is found when the model is
+created, before the run.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, RetryDecision
 from inspect_ai.model._openai import (
     chat_choices_from_openai,
     messages_to_openai,
@@ -21,8 +26,29 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from openai.types.chat import ChatCompletion
 
 from .. import _bootstrap  # noqa: F401  (before litellm loads)
+from .credentials import require_credentials
 
 RETRYABLE = ("RateLimitError", "APIConnectionError", "Timeout", "ServiceUnavailableError", "InternalServerError")
+# LiteLLM reports some credential problems as a 500 (OpenAI: "Missing credentials. Please pass
+# an `api_key`..."): retrying cannot fix those
+NOT_TRANSIENT = ("missing credentials", "api_key client option", "no key is set", "invalid_api_key",
+                 "llm provider not provided")
+
+
+class LiteLLMCallError(Exception):
+    """A LiteLLM call failed: its exception's class name (`kind`) and message, without the chain.
+
+    Inspect renders the traceback of every failed model call into the transcript, and LiteLLM's
+    (a dozen frames in modules of thousands of lines, syntax-highlighted) took seconds of
+    event-loop time per failed attempt, stalling every other sample. The original exception is
+    kept in `original` for code that needs it.
+    """
+
+    def __init__(self, original: Exception) -> None:
+        self.kind = type(original).__name__
+        self.status_code = getattr(original, "status_code", None)
+        self.original = original
+        super().__init__(f"{self.kind}: {original}")
 
 
 class LiteLLMAPI(ModelAPI):
@@ -36,6 +62,9 @@ class LiteLLMAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         self.model_args = model_args
+        import litellm  # noqa: F401  (heavy: loaded now, before the run, not on a sample's first call)
+
+        require_credentials(model_name, {"api_key": api_key, **model_args}, f"litellm/{model_name}")
 
     async def generate(
         self,
@@ -65,13 +94,18 @@ class LiteLLMAPI(ModelAPI):
             params["api_base"] = self.base_url
         if self.api_key:
             params["api_key"] = self.api_key
-        response = await litellm.acompletion(
-            model=self.model_name,
-            messages=await messages_to_openai(input),
-            drop_params=True,  # providers that lack a parameter (e.g. seed) ignore it
-            **params,
-            **self.model_args,
-        )
+        messages = await messages_to_openai(input)
+        try:
+            response = await litellm.acompletion(
+                model=self.model_name,
+                messages=messages,
+                drop_params=True,  # providers that lack a parameter (e.g. seed) ignore it
+                # Inspect retries (with its backoff, limits and accounting): the client does not;
+                # model args win over the generate config (a LiteLLM agent's own temperature)
+                **{"max_retries": 0, **params, **self.model_args},
+            )
+        except Exception as err:
+            raise LiteLLMCallError(err) from None
         completion = ChatCompletion.model_validate(response.model_dump())
         output = model_output_from_openai(completion, chat_choices_from_openai(completion, tools))
         cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
@@ -79,8 +113,12 @@ class LiteLLMAPI(ModelAPI):
             output.usage.total_cost = float(cost)
         return output
 
-    def should_retry(self, ex: Exception) -> bool:
-        return type(ex).__name__ in RETRYABLE
+    def should_retry(self, ex: Exception) -> RetryDecision:
+        name = getattr(ex, "kind", type(ex).__name__)
+        if name not in RETRYABLE or any(s in str(ex).lower() for s in NOT_TRANSIENT):
+            # authentication, bad request, unknown model: the same request again would fail too
+            return RetryDecision.no()
+        return RetryDecision.rate_limit() if name == "RateLimitError" else RetryDecision.transient()
 
     def connection_key(self) -> str:
         return f"litellm:{self.model_name}"

@@ -8,7 +8,6 @@ live. The benchmark context it receives is the system prompt, as one node of kin
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageSystem, GenerateConfig, ModelAPI, ModelOutput, ModelUsage
@@ -16,7 +15,7 @@ from inspect_ai.model import ChatMessageAssistant
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from ..a2a.openai_format import openai_history
-from ..local.adapter import load_agent, to_inspect
+from ..local.adapter import load_agent, off_loop, to_inspect
 from ..local.replay import Session, answer, protocol_turns, reply_text, with_stop
 
 
@@ -35,7 +34,9 @@ class ProtocolAPI(ModelAPI):
                     "parameters": t.parameters.model_dump(exclude_none=True)} for t in tools]
         session = Session(load_agent(self.model_name, self.model_args), context, schemas)
         turns = protocol_turns(openai_history(input))
-        reply, stop = await asyncio.to_thread(answer, session, turns, config.seed)
+        # the agent's own thread pool: asyncio's default one has min(32, CPUs + 4) workers, which
+        # would let only a handful of samples wait on their agents at once
+        reply, stop = await off_loop(answer, session, turns, config.seed)
         message: ChatMessageAssistant = to_inspect(reply)  # the protocol's validation, as locally
         message.content = with_stop(reply_text(reply), stop)
         output = ModelOutput.from_message(message)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..scenario.model import LABELS
 from ..scoring.metrics import COLUMNS, GROUPS
-from .usage import ROLES
+from .usage import ROLES, combined
 
 if TYPE_CHECKING:
     from .agent_result import AgentResult
@@ -158,8 +158,7 @@ def usage_md(a: AgentResult) -> str:
             for role, u in a.usage.items()]
     out = table(["role", "models", "calls", "input tokens", "output tokens", "total tokens", "cost"], rows)
     per = [[r["scenario_id"], r["trial"], *(r["usage"][x]["total_tokens"] for x in ROLES),
-            money({**r["usage"]["agent"], "cost": sum(r["usage"][x]["cost"] or 0 for x in ROLES),
-                   "cost_complete": all(r["usage"][x]["cost_complete"] for x in ROLES)})] for r in a.rows]
+            money(combined(r["usage"]))] for r in a.rows]
     return out + "\n<details><summary>per sample</summary>\n\n" + table(
         ["scenario", "trial", "agent tokens", "user tokens", "judge tokens", "cost"], per) + "\n</details>\n"
 

@@ -64,7 +64,9 @@ def log_provenance(loaded: LoadedLog, rows: list[dict[str, Any]]) -> dict[str, A
         "seed": {"generate": generate.get("seed"), "user_seed": args.get("user_seed"),
                  "leaderboard_seed_base": seed_base(args)},
         "models": {
-            "agent": {"agent": args.get("agent", "model"), "model": ev.model, "generate_config": generate},
+            "agent": {"agent": args.get("agent", "model"), "model": ev.model, "generate_config": generate,
+                      # what the agent really called (a LiteLLM agent runs under --model none)
+                      "models_called": sorted({m for r in mine for m in (r.get("usage") or {}).get("agent", {}).get("models", [])})},
             "user": {
                 "mode": args.get("user", "llm"),
                 "models": sorted({str(r["user_model"]) for r in mine if r.get("user_model")}),

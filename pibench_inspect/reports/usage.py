@@ -3,7 +3,12 @@
 Inspect records every model call as a ModelEvent carrying the model, the role it was obtained
 under (`user`, `grader`) and the call's usage (with `total_cost` when Inspect knows a price).
 An unbound role falls back to the model under test with no role name, so the span a call ran
-in decides as well: the simulated user runs in a `user` span, the judge inside the scorer.
+in decides as well: the simulated user runs in a `user` span, the judge inside the scorer. The
+LiteLLM reference agent calls its model through Inspect too, so its calls are the agent's.
+
+Inspect records a model event per attempt; an attempt that failed (and was retried) used no
+tokens and is not a call: it is counted under `failed_attempts`. A cost is a sum only of calls
+with a known price; with none it stays None ("unknown"), never $0.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ FIELDS = ("calls", "input_tokens", "output_tokens", "total_tokens")
 def empty() -> dict[str, Any]:
     # cost stays None until a call with a known price is seen; cost_complete says whether
     # every call had one (a partial sum must not pass for the full cost)
-    return {**{f: 0 for f in FIELDS}, "cost": None, "cost_complete": True, "models": []}
+    return {**{f: 0 for f in FIELDS}, "failed_attempts": 0, "cost": None, "cost_complete": True, "models": []}
 
 
 def _role_of(event: Any, spans: dict[str, Any]) -> str:
@@ -58,7 +63,11 @@ def sample_usage(sample: EvalSample) -> dict[str, dict[str, Any]]:
     spans = {e.id: e for e in events if getattr(e, "event", None) == "span_begin"}
     models = [e for e in events if getattr(e, "event", None) == "model"]
     for e in models:
-        add(out[_role_of(e, spans)], str(e.model), e.output.usage if e.output else None)
+        role = out[_role_of(e, spans)]
+        if e.error is not None:  # a failed attempt: retried (counted once, when it succeeds) or the sample's error
+            role["failed_attempts"] += 1
+            continue
+        add(role, str(e.model), e.output.usage if e.output else None)
     if not models and sample.model_usage:
         _from_totals(out, sample)
     return out
@@ -88,12 +97,25 @@ def total_usage(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     for row in rows:
         for role, u in (row.get("usage") or {}).items():
             acc = out.setdefault(role, empty())
-            for f in FIELDS:
-                acc[f] += u[f]
+            for f in (*FIELDS, "failed_attempts"):
+                acc[f] += u.get(f, 0)
             for m in u["models"]:
                 if m not in acc["models"]:
                     acc["models"].append(m)
             if u["cost"] is not None:
                 acc["cost"] = (acc["cost"] or 0.0) + u["cost"]
             acc["cost_complete"] = acc["cost_complete"] and u["cost_complete"]
+    return out
+
+
+def combined(usage: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """All roles of one sample together (the report's per-sample cost): unknown stays unknown."""
+    out = empty()
+    for u in usage.values():
+        for f in (*FIELDS, "failed_attempts"):
+            out[f] += u.get(f, 0)
+        out["models"] += [m for m in u["models"] if m not in out["models"]]
+        if u["cost"] is not None:
+            out["cost"] = (out["cost"] or 0.0) + u["cost"]
+        out["cost_complete"] = out["cost_complete"] and u["cost_complete"]
     return out

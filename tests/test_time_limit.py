@@ -1,0 +1,36 @@
+"""`--time-limit` ends a sample like the message and token limits: scored on the state reached.
+
+Inspect enforces the time limit by cancelling the sample, so the solver sees a cancellation, not
+LimitExceededError; it used to record termination `error`, which scores nothing (partial credit 0,
+a violation). Through `inspect eval`, with an agent that acts once and then dawdles.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+from conftest import MINI, ROOT
+
+INSPECT = str(Path(sys.executable).with_name("inspect"))
+
+
+def test_time_limit_scores_the_state_reached(tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    r = subprocess.run(
+        [INSPECT, "eval", "pibench_inspect/pibench.py", "-T", f"source={MINI}", "--sample-id", "MINI_001_REFUND_OK",
+         "-T", "user=scripted", "-T", "agent=slow_agent:SlowAgent", "--time-limit", "4", "--model", "none",
+         "--display", "plain", "--log-dir", str(tmp_path)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    sample = read_eval_log(list_eval_logs(str(tmp_path))[0].name).samples[0]
+    assert sample.error is None and sample.limit is not None and sample.limit.type == "time"
+    score = sample.scores["pibench_scorer"]
+    assert score.metadata["termination"] == "limit"
+    # the lookup it made counts: the checks were evaluated on the state reached
+    assert 0 < score.value["partial_credit"] < 1
+    assert sample.store["pibench:final_state"]["orders"]["O-1"]["status"] == "delivered"
