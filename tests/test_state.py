@@ -117,3 +117,42 @@ def test_get_and_put_replace_values_in_place():
             s.put("z", 5)
             raise RuntimeError
     assert s.export() == before
+
+
+@settings(max_examples=40, deadline=None)
+@given(documents, documents)
+def test_seed_plans_and_private_catalogs_round_trip(seed, patch):
+    """A document merged from a seed (copy-on-write, untouched collections built from cached
+    plans) exports exactly, in a private catalog and in a database of its own, and the seed is
+    never changed by the merge or the build."""
+    before = json.dumps(seed)
+    doc = deep_merge(seed, patch)
+    for kwargs in ({"allow_sql": False, "seed": seed}, {"seed": seed}, {"allow_sql": False}):
+        state = StateDB(doc, **kwargs)
+        try:
+            assert json.dumps(state.export()) == json.dumps(doc)
+        finally:
+            state.close()
+    assert json.dumps(seed) == before
+
+
+def test_private_catalogs_are_separate_and_dropped():
+    from pibench_inspect.environment.state import _shared_instance
+
+    seed = {"orders": {"O-1": {"status": "open"}}, "log": []}
+    a, b = StateDB(seed, allow_sql=False, seed=seed), StateDB(seed, allow_sql=False, seed=seed)
+    a.update("orders", {"_key": "O-1"}, {"status": "closed"})
+    a.insert("log", {"who": "a"})
+    assert b.export() == seed and a.export()["orders"]["O-1"]["status"] == "closed"
+    # caller-supplied SQL never runs in the shared instance: it could name another catalog
+    with pytest.raises(StateError, match="raw SQL"):
+        b.sql(f"SELECT * FROM {a._catalog}.main.orders")
+    names = {a._catalog, b._catalog}
+    a.close(), b.close()
+    attached = {r[0] for r in _shared_instance().execute("SELECT database_name FROM duckdb_databases()").fetchall()}
+    assert not names & attached
+    # a state with raw SQL has a database of its own, where other catalogs do not exist
+    c, d = StateDB(seed, allow_sql=False), StateDB(seed)
+    with pytest.raises(Exception, match="(?i)catalog|not found|does not exist"):
+        d.sql(f"SELECT * FROM {c._catalog}.main.orders")
+    c.close(), d.close()

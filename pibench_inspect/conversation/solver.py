@@ -8,6 +8,7 @@ nothing at all, or `max_steps` is reached. The final state is written to the sto
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -27,6 +28,7 @@ from inspect_ai.util import LimitExceededError, span, suspend_token_limit, suspe
 
 from ..domain.loader import Domain
 from ..environment.merge import domain_document
+from ..domain.catalog import Sql
 from ..environment.state import StateDB
 from ..environment.tools import build_tools
 from ..scenario.model import Scenario, ToolNotCalled
@@ -46,6 +48,29 @@ AGENT = "pibench:agent"
 ORACLE_NOTES = "pibench:oracle_notes"
 AGENT_ERROR = "pibench:agent_error"
 USER_ERROR = "pibench:user_error"  # why a remote simulated user failed
+
+
+def final_state_text(document: dict[str, Any]) -> str:
+    """The final state as the store holds it: JSON text. Inspect diffs the whole store at every
+    span boundary (jsonpatch, in Python); a document there cost ~50 ms per sample in diffs and
+    transcript walks, a string costs one comparison."""
+    return json.dumps(document, default=str)
+
+
+def stored_final_state(store: Any) -> dict[str, Any] | None:
+    """The final state the solver saved (a `Store` or a logged sample's store dict); logs
+    written before the text form hold the document itself."""
+    value = store.get(FINAL_STATE)
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def runs_raw_sql(domain: Domain) -> bool:
+    """Whether the domain's catalog has `sql` steps (arbitrary SQL from domain data) or Python
+    handlers (which may call `state.sql`): its states then need a database of their own (see
+    environment/state.py)."""
+    return any(
+        tool.handler or any(isinstance(step, Sql) for step in tool.effect) for tool in domain.tools
+    )
 
 
 @dataclass(frozen=True)
@@ -160,7 +185,9 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             if config.hard_gate
             else None
         )
-        db = StateDB(domain_document(domain, scenario))
+        db = StateDB(
+            domain_document(domain, scenario), allow_sql=runs_raw_sql(domain), seed=domain.seed_state
+        )
         store = state.store
         store.set(TERMINATION, "not_started")
         store.set(AGENT, config.agent)
@@ -244,7 +271,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             # sample may not get to finish
             store.set(STEPS, steps)
             try:
-                store.set(FINAL_STATE, db.export())
+                store.set(FINAL_STATE, final_state_text(db.export()))
             finally:
                 db.close()
                 for party in (agent, user):

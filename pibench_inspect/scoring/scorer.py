@@ -18,7 +18,7 @@ from inspect_ai.solver import TaskState
 from ..checks.evaluate import Evaluation, evaluate
 from ..checks.judge import ModelJudge
 from ..checks.trace import build_trace
-from ..conversation.solver import AGENT, AGENT_ERROR, USER_ERROR, FINAL_STATE, STEPS, TERMINATION, USER_MODEL, Resolver, is_none_model
+from ..conversation.solver import AGENT, AGENT_ERROR, USER_ERROR, STEPS, TERMINATION, USER_MODEL, Resolver, is_none_model, stored_final_state
 from .metrics import ALL_METRICS
 
 FLAGS = ("V_r", "UR_r", "OR_r", "EA_r", "AT_r")
@@ -98,7 +98,7 @@ def pibench_scorer(
         ev = await evaluate(
             scenario,
             trace,
-            state.store.get(FINAL_STATE),
+            stored_final_state(state.store),
             state.store.get(TERMINATION),
             decision_tool=domain.config.decision_tool,
             judge=sample_judge,
