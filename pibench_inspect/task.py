@@ -19,6 +19,7 @@ from .conversation.agents import BUILTIN_AGENTS
 from .conversation.solver import ConversationConfig, conversation
 from .scenario.catalog import Entry, ScenarioSet, load_set
 from .scenario.content_hash import content_hash
+from .scenario.shard import in_shard, parse_shard
 from .scoring.reducers import pibench_epochs
 from .scoring.scorer import pibench_scorer
 
@@ -61,9 +62,13 @@ class TaskArgs(BaseModel):
     judge: Literal["auto", "on", "off"] = "auto"
     epochs: int = Field(default=1, ge=1)
     source: str | None = None
+    shard: str | None = None  # K/N: the K-th of N parts of the selection (scenario/shard.py)
 
     _split = field_validator("scenarios", "column", "label", mode="before")(
         lambda cls, v: _split(v)
+    )
+    _shard = field_validator("shard", mode="before")(
+        lambda cls, v: None if parse_shard(v) is None else str(v).strip()
     )
 
     @field_validator("agent")
@@ -133,6 +138,8 @@ def select(entries: list[Entry], args: TaskArgs) -> list[Entry]:
         out = [e for e in out if e.scenario.primary in args.column]
     if args.label:
         out = [e for e in out if e.scenario.expected in args.label]
+    if args.shard:
+        out = [e for e in out if in_shard(e.scenario.scenario_id, args.shard)]
     return out
 
 
@@ -150,7 +157,8 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
         raise ValueError(f"no valid scenarios for {where} under {scenario_set.source or 'the package data'}")
     chosen = select(entries, args)
     if not chosen:
-        raise ValueError("the scenario selection (-T scenarios/column/label) matched nothing")
+        raise ValueError("the scenario selection (-T scenarios/column/label/shard) matched nothing"
+                         + (f"; -T shard={args.shard} is an empty part of it: use fewer shards" if args.shard else ""))
     parity = {"parity": True, "strict": False}.get(args.scoring)
     config = ConversationConfig(
         agent=args.agent,
