@@ -156,3 +156,33 @@ def test_private_catalogs_are_separate_and_dropped():
     with pytest.raises(Exception, match="(?i)catalog|not found|does not exist"):
         d.sql(f"SELECT * FROM {c._catalog}.main.orders")
     c.close(), d.close()
+
+
+def test_read_only_calls_restore_scalars_and_refuse_writes():
+    s = StateDB({"log": [{"a": 1}], "_id_counter": 0})
+    with pytest.raises(StateError, match="read-only"):
+        with s.transaction(reads_only=True):
+            assert s.select("log") == [{"a": 1}]
+            s.set_scalar("_id_counter", 5)
+            s.set_scalar("brand_new", 1)
+            s.insert("log", {"a": 2})
+    assert s.export() == {"log": [{"a": 1}], "_id_counter": 0}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(records, max_size=3), st.lists(records, min_size=1, max_size=3), st.booleans())
+def test_inserts_before_and_after_a_table_exists_agree(seed_rows, new_rows, keyed):
+    """An insert into a collection not built yet (the row joins its plan) leaves exactly the
+    state an insert into a built table leaves, types and key order included."""
+    doc = {"c": {f"k{i}": r for i, r in enumerate(seed_rows)} if keyed else seed_rows}
+    lazy, built = StateDB(doc, allow_sql=False, seed=doc), StateDB(doc)
+    built.select("c")  # builds the table first
+    try:
+        for i, r in enumerate(new_rows):
+            key = f"n{i}" if keyed else None
+            assert lazy.insert("c", r, key) == built.insert("c", r, key)
+        assert json.dumps(lazy.export()) == json.dumps(built.export())
+        for name in {k for r in seed_rows + new_rows for k in r}:
+            assert lazy.collections["c"].columns[name] == built.collections["c"].columns[name]
+    finally:
+        lazy.close(), built.close()

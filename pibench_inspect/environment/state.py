@@ -193,6 +193,30 @@ def table_plan(kind: str, value: Any) -> TablePlan:
     return TablePlan(kind, coll.columns, coll.physical, params)
 
 
+def plan_with_row(plan: TablePlan, key: str | None, row: dict[str, Any]) -> TablePlan:
+    """`plan` with one more row at the end, typed as `StateDB._ensure_column` would type it on
+    a table (a new field takes its value's type; a value that does not fit widens to JSON)."""
+    columns, physical = dict(plan.columns), dict(plan.physical)
+    n = len(plan.params[0])
+    params = [list(p) for p in plan.params]  # the plan may be a cached seed plan: never changed
+    coll = Collection(path="", kind=plan.kind, table="", columns=columns, physical=physical)
+    for k, v in row.items():
+        if k not in columns:
+            physical[k] = StateDB._column_name(coll, k)
+            columns[k] = value_type(v) or "JSON"
+            params.append([None] * n)
+        elif not fits(columns[k], v):
+            i = 3 + list(columns).index(k)
+            params[i] = [None if x is None else json.dumps(x) for x in params[i]]
+            columns[k] = "JSON"
+    params[0].append(n)
+    params[1].append(key)
+    params[2].append(list(row))
+    for i, k in enumerate(columns):
+        params[3 + i].append(StateDB._param(columns[k], row.get(k)))
+    return TablePlan(plan.kind, columns, physical, params)
+
+
 # seed document id -> (the seed itself, kept alive so the id stays its own; {path: plan})
 _SEED_PLANS: dict[int, tuple[dict[str, Any], dict[tuple[str, ...], TablePlan]]] = {}
 
@@ -256,6 +280,7 @@ class StateDB:
         self._pending: dict[str, TablePlan] = {}
         self._pristine: dict[str, Any] = {}
         self._scalars: dict[str, str] = {}
+        self._reads_only = False
         for key, value in document.items():
             self.layout.append((key, self._load(key, [key], value)))
 
@@ -323,6 +348,8 @@ class StateDB:
 
     def _written(self, coll: Collection) -> None:
         """The collection is about to change: from now on it exports from its table."""
+        if self._reads_only:
+            raise StateError(f"a read-only call cannot change {coll.path!r}")
         self._materialize(coll)
         self._pristine.pop(coll.path, None)
 
@@ -488,7 +515,9 @@ class StateDB:
                 raise StateError(f"no collection {path!r} in the state")
             self.layout.append((path, "collection"))
             self._create(path, "keyed" if key is not None else "rows", {} if key else [])
-        coll = self.collection(path)
+        coll = self.collections[path] if path in self._pending else self.collection(path)
+        if coll.path in self._pending and coll.kind in ("rows", "keyed") and not self._reads_only:
+            return self._insert_pending(coll, values, key)
         self._written(coll)
         if coll.kind == "keyed":
             if key is None:
@@ -499,6 +528,23 @@ class StateDB:
             raise StateError(f"cannot insert into {coll.kind} collection {path!r}")
         pos = self.conn.execute(f"SELECT coalesce(max(_pos) + 1, 0) FROM {q(coll.table)}").fetchone()
         self._insert_row(coll, pos[0], None if key is None else str(key), values)
+        row = dict(values)
+        return {"_key": str(key), **row} if coll.kind == "keyed" else row
+
+    def _insert_pending(self, coll: Collection, values: dict[str, Any], key: str | None) -> dict[str, Any]:
+        """Insert into a collection whose table does not exist yet: the row joins its plan and
+        the table is created with it (one statement instead of an ALTER per new column, a
+        position query and an INSERT)."""
+        loaded = self._pristine[coll.path]
+        if coll.kind == "keyed":
+            if key is None:
+                raise StateError(f"collection {coll.path!r} is keyed: an insert needs a key")
+            if str(key) in loaded:
+                raise StateError(f"collection {coll.path!r} already has key {key!r}")
+        plan = plan_with_row(self._pending[coll.path], None if key is None else str(key), values)
+        self._pending[coll.path] = plan
+        coll.columns, coll.physical = dict(plan.columns), dict(plan.physical)
+        self._written(coll)
         row = dict(values)
         return {"_key": str(key), **row} if coll.kind == "keyed" else row
 
@@ -546,6 +592,8 @@ class StateDB:
         if not self.allow_sql:
             # a catalog in the shared instance: caller-supplied SQL could name other catalogs
             raise StateError("this state was opened without raw SQL (allow_sql=False)")
+        if self._reads_only:
+            raise StateError("a read-only call cannot run raw SQL")
         # the statement may read or write any table: every table exists and none is pristine
         # afterwards, and the scalars go through their table
         for coll in list(self.collections.values()):
@@ -618,6 +666,8 @@ class StateDB:
         For handlers that reproduce the original's in-place JSON edits; the value is reloaded
         into tables with the usual mapping, in the same position of the document.
         """
+        if self._reads_only:
+            raise StateError(f"a read-only call cannot change {path!r}")
         parts = path.split(".")
         found = self._node(parts)
         if found is None:
@@ -645,8 +695,25 @@ class StateDB:
     # ------------------------------------------------------------------ transactions
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """All or nothing: a failure rolls back the data and the Python-side layout."""
+    def transaction(self, *, reads_only: bool = False) -> Iterator[None]:
+        """All or nothing: a failure rolls back the data and the Python-side layout.
+
+        `reads_only`: the caller only reads tables (a catalog tool with no insert, update, sql
+        or handler). No database transaction is opened (two statements saved per call); only
+        the scalars and the layout, which id counters change, are restored on failure, and a
+        write inside is refused.
+        """
+        if reads_only:
+            saved_scalars = (_copy_layout(self.layout), dict(self._scalars))
+            self._reads_only = True
+            try:
+                yield
+            except BaseException:
+                self.layout, self._scalars = saved_scalars
+                raise
+            finally:
+                self._reads_only = False
+            return
         saved = (
             {p: replace(c, columns=dict(c.columns), physical=dict(c.physical)) for p, c in self.collections.items()},
             _copy_layout(self.layout),
