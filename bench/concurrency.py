@@ -25,7 +25,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import append_results, copy_source, load_avg, model_calls, peak_rss_mb, rss_mb, table  # noqa: E402
 
-TARGET_RATIO = 1.25
+TARGET_MB_PER_SAMPLE = 1.0
+
+
+def target_ratio(samples: int) -> float:
+    """Issue 13: the shipped set (78 samples) within 1.5x of the bound, 4 epochs (312) within 2x."""
+    return 1.5 if samples <= 78 else 2.0
 
 
 class RssSampler(threading.Thread):
@@ -120,16 +125,21 @@ def run(copies: int = 1, epochs: int = 4, latency: float = 0.5, keep_logs: bool 
 
 
 def report(r: dict) -> str:
-    status = "met" if r["ratio"] <= TARGET_RATIO else "NOT met"
+    target = target_ratio(r["samples"])
+    status = "met" if r["ratio"] <= target else "NOT met"
+    per_sample = (r["peak_rss_mb"] - r["rss_before_mb"]) / max(r["samples"], 1)
+    mem_status = "met" if per_sample <= TARGET_MB_PER_SAMPLE else "NOT met"
     rows = [
         ["scenarios x epochs", f"{r['scenarios']} x {r['epochs']} = {r['samples']} samples ({r['errors']} errors, {r['passed']} passed)"],
         ["model calls", f"{r['model_calls']} (mean {r['mean_calls']:.1f}, longest sample {r['longest_calls']})"],
         ["lower bound (longest x latency)", f"{r['bound_s']:.1f} s"],
         ["total wall time", f"{r['wall_s']:.1f} s"],
-        ["ratio wall / bound", f"{r['ratio']:.2f}x (target <= {TARGET_RATIO}x: {status})"],
+        ["ratio wall / bound", f"{r['ratio']:.2f}x (target <= {target}x: {status})"],
         ["process CPU", f"{r['cpu_s']:.1f} s ({r['cpu_ms_per_sample']:.0f} ms per sample)"],
         ["sample time median / max", f"{r['sample_time_median_s']:.1f} s / {r['sample_time_max_s']:.1f} s"],
         ["RSS before / peak / after", f"{r['rss_before_mb']:.0f} / {r['peak_rss_mb']:.0f} / {r['rss_after_mb']:.0f} MB"],
+        ["memory per sample in flight, (peak - before) / samples",
+         f"{per_sample * 1024:.0f} KB (target <= {TARGET_MB_PER_SAMPLE * 1024:.0f} KB: {mem_status})"],
         ["log size", f"{r['log_mb']:.1f} MB"],
     ]
     return table(["figure", "value"], rows)
