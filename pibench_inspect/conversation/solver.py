@@ -27,8 +27,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, span, suspend_token_limit, suspend_turn_limit
 
 from ..domain.loader import Domain
-from ..environment.merge import domain_document
 from ..domain.catalog import Sql
+from ..environment.merge import domain_document
 from ..environment.state import StateDB
 from ..environment.tools import build_tools
 from ..scenario.model import Scenario, ToolNotCalled
@@ -48,13 +48,6 @@ AGENT = "pibench:agent"
 ORACLE_NOTES = "pibench:oracle_notes"
 AGENT_ERROR = "pibench:agent_error"
 USER_ERROR = "pibench:user_error"  # why a remote simulated user failed
-
-
-def final_state_text(document: dict[str, Any]) -> str:
-    """The final state as the store holds it: JSON text. Inspect diffs the whole store at every
-    span boundary (jsonpatch, in Python); a document there cost ~50 ms per sample in diffs and
-    transcript walks, a string costs one comparison."""
-    return json.dumps(document, default=str)
 
 
 def stored_final_state(store: Any) -> dict[str, Any] | None:
@@ -271,7 +264,10 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             # sample may not get to finish
             store.set(STEPS, steps)
             try:
-                store.set(FINAL_STATE, final_state_text(db.export()))
+                # JSON text, not the document: Inspect diffs the whole store at every span
+                # boundary (jsonpatch, in Python); a ~67 KB document there cost ~50 ms per
+                # sample in diffs and transcript walks, one string costs one comparison
+                store.set(FINAL_STATE, db.export_text())
             finally:
                 db.close()
                 for party in (agent, user):
