@@ -6,7 +6,7 @@ turns and every call goes through Inspect's real model-call path (connection lim
 usage accounting). All scenarios run for 4 epochs with a connection and a sample slot for
 every sample. Lower bound = the longest sample's number of model calls x latency.
 
-Usage: python bench/concurrency.py [--latency 0.5] [--epochs 4] [--copies 1] [--json OUT]
+Usage: python bench/concurrency.py [--latency 0.5] [--epochs 4] [--copies 1] [--max-samples N] [--json OUT]
   --copies K   run K copies of every scenario (benchmark 3 uses this; see bench/scale.py)
   --json OUT   write the figures to OUT instead of appending them to results.md
 """
@@ -54,7 +54,8 @@ class RssSampler(threading.Thread):
         return max((m for _, m in self.samples), default=rss_mb())
 
 
-def run(copies: int = 1, epochs: int = 4, latency: float = 0.5, keep_logs: bool = False) -> dict:
+def run(copies: int = 1, epochs: int = 4, latency: float = 0.5, keep_logs: bool = False,
+        max_samples: int | None = None) -> dict:
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import GenerateConfig, get_model
 
@@ -80,7 +81,7 @@ def run(copies: int = 1, epochs: int = 4, latency: float = 0.5, keep_logs: bool 
         model=model,
         display="none",
         log_dir=str(tmp / "logs"),
-        max_samples=n_samples,
+        max_samples=max_samples or n_samples,
         max_connections=n_samples,
         fail_on_error=False,
     )[0]
@@ -101,6 +102,7 @@ def run(copies: int = 1, epochs: int = 4, latency: float = 0.5, keep_logs: bool 
         "scenarios": len(task.dataset),
         "samples": len(samples),
         "expected_samples": n_samples,
+        "max_samples": max_samples or n_samples,
         "status": log.status,
         "errors": errors,
         "passed": passed,
@@ -131,6 +133,7 @@ def report(r: dict) -> str:
     mem_status = "met" if per_sample <= TARGET_MB_PER_SAMPLE else "NOT met"
     rows = [
         ["scenarios x epochs", f"{r['scenarios']} x {r['epochs']} = {r['samples']} samples ({r['errors']} errors, {r['passed']} passed)"],
+        ["samples in flight at most", f"{r.get('max_samples', r['samples'])}"],
         ["model calls", f"{r['model_calls']} (mean {r['mean_calls']:.1f}, longest sample {r['longest_calls']})"],
         ["lower bound (longest x latency)", f"{r['bound_s']:.1f} s"],
         ["total wall time", f"{r['wall_s']:.1f} s"],
@@ -151,9 +154,11 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--copies", type=int, default=1)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--max-samples", type=int, default=None,
+                    help="samples in flight at once (default: every sample); memory is bounded by it")
     args = ap.parse_args()
     load_before = load_avg()
-    r = run(args.copies, args.epochs, args.latency)
+    r = run(args.copies, args.epochs, args.latency, max_samples=args.max_samples)
     r["load_before"], r["load_after"] = load_before, load_avg()
     if args.json:
         Path(args.json).write_text(json.dumps(r, indent=1))

@@ -645,7 +645,7 @@ class StateDB:
             value = self._export_collection(self.collections[path])
         # a copy: a never-written collection's value is the loaded document's own (and the
         # seed's), which a handler's in-place edit must not reach
-        return json.loads(json.dumps(value))
+        return json.loads(json.dumps(value, default=str))
 
     def _drop(self, parts: list[str], node: Any) -> None:
         if node == "scalar":
@@ -742,7 +742,8 @@ class StateDB:
     def export_text(self) -> str:
         """The current document as JSON text (what the solver stores)."""
         scalars = {k: json.loads(v) for k, v in self._scalars.items()}
-        return json.dumps(self._export_level(self.layout, [], scalars))
+        # default=str: a raw `sql` step may have changed a column to a type JSON lacks (a date)
+        return json.dumps(self._export_level(self.layout, [], scalars), default=str)
 
     def _export_level(
         self, layout: list[tuple[str, Any]], path: list[str], scalars: dict[str, Any]
