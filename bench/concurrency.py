@@ -64,7 +64,7 @@ def run(copies: int = 1, epochs: int = 4, latency: float = 0.5, keep_logs: bool 
 
     tmp = Path(tempfile.mkdtemp(prefix="pibench-bench-conc-"))
     source = str(copy_source(copies, tmp / "src")) if copies > 1 else None
-    task = pibench_task(None, user="scripted", epochs=epochs, source=source)
+    task = pibench_task(None, user="scripted", source=source)
     n_samples = len(task.dataset) * epochs
     model = get_model(
         f"{standin.PROVIDER}/replay",
@@ -79,6 +79,7 @@ def run(copies: int = 1, epochs: int = 4, latency: float = 0.5, keep_logs: bool 
     log = inspect_eval(
         task,
         model=model,
+        epochs=epochs,
         display="none",
         log_dir=str(tmp / "logs"),
         max_samples=max_samples or n_samples,

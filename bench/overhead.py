@@ -65,11 +65,11 @@ def main() -> None:
 
     t = Timers()
     instrument(t)
-    task = pibench_task(None, agent="oracle", user="scripted", epochs=args.repeat)
+    task = pibench_task(None, agent="oracle", user="scripted")
     rss_before = rss_mb()
     log_dir = args.log_dir or tempfile.mkdtemp(prefix="pibench-bench-overhead-")
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    log = inspect_eval(task, model="none", display="none", log_dir=log_dir, max_samples=1)[0]
+    log = inspect_eval(task, model="none", display="none", log_dir=log_dir, max_samples=1, epochs=args.repeat)[0]
     wall = time.perf_counter() - wall0
     cpu = time.process_time() - cpu0
     assert log.status == "success", log.error

@@ -1,9 +1,48 @@
-"""Inspect entry point: makes `inspect eval pibench_inspect/finra` (and retail, helpdesk,
-pibench) resolve without a file path."""
+"""Inspect entry point: registers the tasks (`inspect eval pibench_inspect/pibench_retail` works
+from any directory), the scorer and its metrics (so `inspect score LOG` rebuilds them from the
+log), the end-of-run error summary hook and the model providers.
+
+`finra`, `retail` and `helpdesk` are the earlier task names, kept as aliases of `pibench_finra`,
+`pibench_retail` and `pibench_helpdesk`.
+"""
 
 # ruff: noqa: F401
-from .finra import finra
-from .helpdesk import helpdesk
+from functools import wraps
+from typing import Any, Callable
+
+from inspect_ai import Task, task
+
+from .finra import pibench_finra
+from .helpdesk import pibench_helpdesk
 from .pibench import pibench
-from .retail import retail
 from .providers import litellm
+from .reports.console import RunSummary  # the end-of-run error summary (an Inspect hook)
+from .retail import pibench_retail
+from .scoring.metrics import columns, domains, event_flags, headline, repeatability
+from .scoring.scorer import pibench_scorer
+
+
+def _alias(target: Callable[..., Task], name: str) -> Callable[..., Task]:
+    @wraps(target)  # the same typed parameters and argument docs
+    def alias(*args: Any, **kwargs: Any) -> Task:
+        return target(*args, **kwargs)
+
+    alias.__name__ = name
+    return task(name=name)(alias)
+
+
+finra = _alias(pibench_finra, "finra")
+retail = _alias(pibench_retail, "retail")
+helpdesk = _alias(pibench_helpdesk, "helpdesk")
+
+
+def _scorer_by_logged_name() -> None:
+    """Inspect records a scorer in the log by its unqualified name (`pibench_scorer`) but looks
+    unqualified names up only among its own objects, so `inspect score LOG` could not find ours.
+    Inspect imports this module at start-up (entry point): make the logged name resolve too."""
+    from inspect_ai._util.registry import _registry, registry_key
+
+    _registry.setdefault(registry_key("scorer", "pibench_scorer"), pibench_scorer)
+
+
+_scorer_by_logged_name()

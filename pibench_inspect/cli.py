@@ -15,6 +15,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     from .scenario.catalog import load_set
 
     sset = load_set(args.source)
+    present = sorted({e.domain.name for e in sset.entries.values()})
+    if args.domain and args.domain not in present:
+        import difflib
+
+        close = difflib.get_close_matches(args.domain, present, 1, 0.5)
+        raise LookupError(f"--domain {args.domain}: no such domain" + (f" (did you mean {close[0]}?)" if close else "")
+                          + f"; domains: {', '.join(present)}")
     rows = [
         (e.scenario.scenario_id, e.domain.name, e.scenario.expected, e.scenario.primary)
         for e in sset.entries.values()
@@ -42,7 +49,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .validate import data_defects
 
     sset = load_set(args.source)
-    problems = validate_set(sset)
+    problems = validate_set(sset, progress=progress_printer("validate"))
     for p in problems:
         print(p)
     defects = data_defects(sset)
@@ -57,6 +64,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     domains = sorted({e.domain.name for e in sset.entries.values()})
     print(f"ok: {n} scenario(s) in {len(domains)} domain(s) ({', '.join(domains)}), no problems")
     return 0
+
+
+def progress_printer(what: str, every: int = 10):
+    """Progress of a long command on stderr: every `every` items and at the end."""
+
+    def show(i: int, n: int, item: str) -> None:
+        if i == 1 or i % every == 0 or i == n:
+            print(f"{what}: {i}/{n} ({item})", file=sys.stderr, flush=True)
+
+    return show
 
 
 def scenario_json_schema() -> dict:
@@ -88,7 +105,7 @@ def cmd_floor(args: argparse.Namespace) -> int:
 
     sset = load_set(args.source)
     domains = [args.domain] if args.domain else sorted({e.domain.name for e in sset.entries.values()})
-    return emit(floor_table(sset, domains), args.out)
+    return emit(floor_table(sset, domains, progress=progress_printer("floor")), args.out)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -110,13 +127,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .reports.report import write_report
 
     try:
-        done = write_report(args.logs, args.out, resamples=args.resamples)
+        done = write_report(args.logs, args.out, resamples=args.resamples, allow_partial=args.allow_partial,
+                            agentbeats_id=args.agentbeats_id)
     except ReportInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(f"report for {', '.join(done['agents'])}:")
     for f in done["files"]:
         print(f"  {f}")
+    for note in done.get("notes", []):
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 
@@ -169,13 +189,17 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=cmd_replay)
     rep = sub.add_parser(
         "report",
-        help="results.json (leaderboard payload + provenance), report.md and charts from Inspect logs",
+        help="results.json (results_<agent>.json for several agents: leaderboard payload + provenance), "
+        "report.md, columns.png, confusion.png (compare.png) from Inspect logs",
     )
     rep.add_argument("logs", nargs="+", metavar="LOG_OR_DIR",
                      help="log files or folders; several logs of one agent are pooled as trials, "
                      "different agents are compared side by side")
     rep.add_argument("--out", required=True, help="folder to write the report into")
     rep.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    rep.add_argument("--allow-partial", action="store_true",
+                     help="also report logs of runs that did not finish (status not success)")
+    rep.add_argument("--agentbeats-id", help="participant id in the leaderboard payload (default: the agent's name)")
     rep.set_defaults(func=cmd_report)
     rs = sub.add_parser("rescore", help="re-score a log with the current checks, without re-running the agent")
     rs.add_argument("log", help="the log to re-score")

@@ -13,7 +13,7 @@ from .scenario.catalog import ScenarioSet
 from .scoring.metrics import COLUMNS
 
 
-def floor_table(scenario_set: ScenarioSet, domains: list[str]) -> str:
+def floor_table(scenario_set: ScenarioSet, domains: list[str], progress=None) -> str:
     lines = [
         "# Baseline floor",
         "",
@@ -29,7 +29,9 @@ def floor_table(scenario_set: ScenarioSet, domains: list[str]) -> str:
         lines.append("| column | n | " + " | ".join(BASELINES) + " |")
         lines.append("|---|---|" + "---|" * len(BASELINES))
         per: dict[str, dict[str, list[tuple[float, bool]]]] = defaultdict(lambda: defaultdict(list))
-        for e in entries:
+        for i, e in enumerate(entries, 1):
+            if progress:  # `pibench floor` says how far it is
+                progress(i, len(entries), f"{domain} {e.scenario.scenario_id}")
             for agent in BASELINES:
                 ev = play_agent(e, agent)
                 per[e.scenario.primary][agent].append((ev.partial_credit, ev.all_passed))

@@ -14,7 +14,7 @@ from ._sync import run_sync
 from .checks.evaluate import Evaluation, evaluate
 from .checks.trace import build_trace
 from .conversation.agents import builtin_agent
-from .conversation.offline import play_calls
+from .conversation.offline import OfflineRun, play_calls
 from .conversation.prompts import system_prompt
 from .domain.catalog import Select, Sql
 from .environment.tools import exposed_tools
@@ -43,20 +43,28 @@ def play_agent(entry: Entry, agent: str) -> Evaluation:
     hit = _PLAYED.get(key)
     if hit is not None and hit[0] is entry.scenario:
         return hit[1]
-    ev = _play(entry, agent)
+    s, d = entry.scenario, entry.domain
+    run = played_run(entry, agent)
+    ev = run_sync(evaluate(s, build_trace(run.messages), run.final_state, "user_stop",
+                           decision_tool=d.config.decision_tool))
     _PLAYED[key] = (entry.scenario, ev)
     return ev
 
 
 _PLAYED: dict[tuple[int, int, str], tuple[Any, Evaluation]] = {}
+_RUNS: dict[tuple[int, int, str], tuple[Any, OfflineRun]] = {}
 
 
-def _play(entry: Entry, agent: str) -> Evaluation:
-    s, d = entry.scenario, entry.domain
-    scripted = builtin_agent(agent, d, s)
-    run = play_calls(s, d, scripted.plan, final_text=scripted.first_text)
-    return run_sync(evaluate(s, build_trace(run.messages), run.final_state, "user_stop",
-                                decision_tool=d.config.decision_tool))
+def played_run(entry: Entry, agent: str) -> OfflineRun:
+    """A built-in agent's plan played through the engine (memoized like play_agent)."""
+    key = (id(entry.scenario), id(entry.domain), agent)
+    hit = _RUNS.get(key)
+    if hit is not None and hit[0] is entry.scenario:
+        return hit[1]
+    scripted = builtin_agent(agent, entry.domain, entry.scenario)
+    run = play_calls(entry.scenario, entry.domain, scripted.plan, final_text=scripted.first_text)
+    _RUNS[key] = (entry.scenario, run)
+    return run
 
 
 def _failed(ev: Evaluation) -> str:
@@ -155,5 +163,9 @@ def fairness_problems(entry: Entry) -> list[str]:
 
 
 def gate_problems(entry: Entry) -> list[str]:
+    from .info_flow import information_flow_problems
+
     problems = visibility_problems(entry) + fairness_problems(entry) + dynamic_problems(entry)
+    if entry.scenario.reference_solution is not None:
+        problems += information_flow_problems(entry, played_run(entry, "oracle"))
     return [f"{entry.path}: {p}" for p in problems]

@@ -4,6 +4,10 @@ Flag mapping: --agent-llm -> --model (or --agent for a built-in / module:Class a
 --user-llm -> the `user` model role; --solo / --no-solo -> `-T user=solo` / a simulated user
 (scripted unless --user-llm is given, as in the original); --trials -> epochs;
 --concurrency -> max_samples; --seed -> Inspect's seed; --max-steps -> `-T max_steps`.
+
+Both run the registered tasks (`pibench_inspect/pibench`, `pibench_inspect/pibench_<domain>`)
+by name, so their logs are named, carry the task arguments, and `inspect eval-retry` and
+`inspect score` work on them.
 """
 
 from __future__ import annotations
@@ -49,31 +53,53 @@ def scenario_source(path: Path) -> tuple[Path | None, str]:
     raise FileNotFoundError(f"{path}: no folder above it holds scenarios/ and domains/")
 
 
+TASK_DOMAINS = ("finra", "retail", "helpdesk")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from inspect_ai import eval as inspect_eval
 
-    from .task import pibench_task
-
-    task_args: dict[str, Any] = {"max_steps": args.max_steps, "epochs": args.trials}
+    task_args: dict[str, Any] = {"max_steps": args.max_steps}
     if args.solo:
         task_args["user"] = "solo"
     elif not args.user_llm:
         task_args["user"] = "scripted"
     if args.agent:
         task_args["agent"] = args.agent
+    sample_id = None
     if getattr(args, "scenario_file", None):
         source, sid = scenario_source(Path(args.scenario_file))
-        task_args.update(scenarios=sid, source=str(source) if source else None)
-        task = pibench_task(None, **task_args)
+        if source:
+            task_args["source"] = str(source)
+        task, sample_id = "pibench_inspect/pibench", sid
     else:
-        task = pibench_task(args.domain, source=args.source, **task_args)
+        from .domain.loader import domain_aliases
+        from .paths import domains_dir, user_path
+
+        src = user_path(args.source) if args.source else None
+        name = domain_aliases(domains_dir(src)).get(args.domain, args.domain)
+        if src:
+            task_args["source"] = str(src)
+        if name in TASK_DOMAINS:
+            task = f"pibench_inspect/pibench_{name}"
+        else:
+            # a domain of another scenario folder: the all-domains task, narrowed to its scenarios
+            from .scenario.catalog import load_set
+
+            ids = [e.scenario.scenario_id for e in load_set(src).by_domain(name)]
+            if not ids:
+                raise SystemExit(f"error: no scenarios of domain {args.domain!r} under {src or 'the shipped set'}")
+            task, sample_id = "pibench_inspect/pibench", ids
     model = args.agent_llm or ("none" if args.agent else None)
     if model is None:
         raise SystemExit("error: pass --agent-llm MODEL (or --agent NAME for a built-in or your own agent)")
     logs = inspect_eval(
         task,
+        task_args=task_args,
         model=model,
         model_roles={"user": args.user_llm} if args.user_llm else None,
+        sample_id=sample_id,
+        epochs=args.trials,
         max_samples=args.concurrency,
         seed=args.seed,
         log_dir=args.log_dir,

@@ -1,29 +1,37 @@
 """Build the pi-bench Task: scenarios -> samples, the conversation solver, the scorer.
 
-Task files (finra.py, retail.py, helpdesk.py, pibench.py) are thin wrappers around
-`pibench_task`; their `-T` arguments are validated here so a typo is a clear error.
+The registered tasks (`pibench`, `pibench_finra`, `pibench_retail`, `pibench_helpdesk` in the
+task files) declare their `-T` arguments with types and docs; every value is validated here
+by `TaskArgs`, so a typo or a bad value is a clear error naming the argument.
+
+Scenario ids are chosen with Inspect's own `--sample-id` (lists and globs), repeated runs with
+Inspect's `--epochs N`: the task defines no arguments for either.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
 from typing import Any, Literal
 
-from inspect_ai import Epochs, Task
+from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.scorer import pass_k
+from inspect_ai.model import get_model
+from inspect_ai.model._model import active_model
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from . import _bootstrap  # noqa: F401  (environment set-up before litellm can load)
 from .conversation.agents import BUILTIN_AGENTS
-from .conversation.solver import ConversationConfig, conversation
+from .conversation.solver import ConversationConfig, conversation, is_none_model
 from .scenario.catalog import Entry, ScenarioSet, load_set
 from .scenario.content_hash import content_hash
 from .scenario.shard import in_shard, parse_shard
-from .scoring.reducers import pibench_epochs
-from .scoring.scorer import pibench_scorer
+from .scoring.metrics import COLUMNS
+from .scoring.scorer import hand_over, pibench_scorer
 
 logger = logging.getLogger(__name__)
+
+LABEL_VALUES = ("ALLOW", "ALLOW-CONDITIONAL", "DENY", "ESCALATE")
 
 
 def _split(v: Any) -> list[str] | None:
@@ -34,11 +42,14 @@ def _split(v: Any) -> list[str] | None:
     return [str(x) for x in v]
 
 
+# Inspect reads -T values as YAML: on/off/yes/no/true/false arrive as booleans
+YAML_BOOL_CHOICES = {"judge": ("on", "off")}
+
+
 class TaskArgs(BaseModel):
     """Every `-T` argument a pi-bench task accepts (see README: Task arguments)."""
 
     model_config = ConfigDict(extra="forbid")
-    scenarios: list[str] | None = None  # scenario ids (comma-separated on the command line)
     column: list[str] | None = None  # leaderboard primary column(s)
     label: list[str] | None = None  # expected label(s)
     agent: str = "model"
@@ -53,20 +64,27 @@ class TaskArgs(BaseModel):
     a2a_timeout: float = Field(default=120.0, gt=0)  # seconds per A2A request
     max_steps: int = Field(default=40, ge=2)
     max_user_turns: int = Field(default=8, ge=1)
-    user_temperature: float = Field(default=0.0, ge=0.0)
-    user_seed: int = 42
+    # None: the `user` role's own settings (--model-role user={model: ..., temperature: ...}),
+    # else 0.0 and a seed derived from 42 per scenario and epoch
+    user_temperature: float | None = Field(default=None, ge=0.0)
+    user_seed: int | None = None
     hard_gate: bool = False
     # parity: score as the original did (original pi-bench folders default to it); strict: ours
     scoring: Literal["auto", "parity", "strict"] = "auto"
     # NL judge (tier 2): auto = the grader role, else the model under test, else not scored
     judge: Literal["auto", "on", "off"] = "auto"
-    epochs: int = Field(default=1, ge=1)
     source: str | None = None
     shard: str | None = None  # K/N: the K-th of N parts of the selection (scenario/shard.py)
 
-    _split = field_validator("scenarios", "column", "label", mode="before")(
-        lambda cls, v: _split(v)
-    )
+    _split = field_validator("column", "label", mode="before")(lambda cls, v: _split(v))
+
+    @field_validator("judge", mode="before")
+    @classmethod
+    def _yaml_bool(cls, v: Any) -> Any:
+        if isinstance(v, bool):  # -T judge=on / off / yes / no / true / false
+            on, off = YAML_BOOL_CHOICES["judge"]
+            return on if v else off
+        return v
     _shard = field_validator("shard", mode="before")(
         lambda cls, v: None if parse_shard(v) is None else str(v).strip()
     )
@@ -81,6 +99,13 @@ class TaskArgs(BaseModel):
             )
         return v
 
+    @field_validator("label")
+    @classmethod
+    def _known_labels(cls, v: list[str] | None) -> list[str] | None:
+        bad = [x for x in v or [] if x not in LABEL_VALUES]
+        if bad:
+            raise ValueError(f"unknown label(s) {', '.join(bad)}; labels are {', '.join(LABEL_VALUES)}")
+        return v
 
     @model_validator(mode="after")
     def _urls_match_parties(self) -> "TaskArgs":
@@ -95,7 +120,16 @@ class TaskArgs(BaseModel):
         return self
 
 
+REMOVED = {
+    "epochs": "repeat runs with Inspect's --epochs N (pass^k and PolicyPassAll/Any/ViolationEver follow)",
+    "scenarios": "choose scenarios with Inspect's --sample-id ID[,ID...] (globs allowed; see `pibench list`)",
+}
+
+
 def parse_args(task_args: dict[str, Any]) -> TaskArgs:
+    removed = [f"-T {k}: removed; {REMOVED[k]}" for k in task_args if k in REMOVED]
+    if removed:
+        raise ValueError("; ".join(removed))
     try:
         return TaskArgs.model_validate(task_args)
     except ValidationError as err:
@@ -122,30 +156,107 @@ def sample_for(entry: Entry) -> Sample:
             "stressors": s.leaderboard.stressors if s.leaderboard else [],
             "policy_version": s.policy_context.policy_version,
             "scenario_file": str(entry.path),
+            # for whoever reads the log; the agent and the simulated user never see metadata
+            "notes": s.meta.notes or None,
         },
     )
 
 
-def select(entries: list[Entry], args: TaskArgs) -> list[Entry]:
-    out = entries
-    if args.scenarios:
-        wanted = set(args.scenarios)
-        unknown = wanted - {e.scenario.scenario_id for e in entries}
-        if unknown:
-            raise ValueError(f"-T scenarios: unknown scenario id(s) {', '.join(sorted(unknown))}")
-        out = [e for e in out if e.scenario.scenario_id in wanted]
-    if args.column:
-        out = [e for e in out if e.scenario.primary in args.column]
-    if args.label:
-        out = [e for e in out if e.scenario.expected in args.label]
-    if args.shard:
-        out = [e for e in out if in_shard(e.scenario.scenario_id, args.shard)]
+def _choose(entries: list[Entry], wanted: list[str] | None, arg: str, value_of) -> list[Entry]:
+    if not wanted:
+        return entries
+    present = sorted({value_of(e) for e in entries})
+    unknown = [w for w in wanted if w not in present]
+    out = [e for e in entries if value_of(e) in wanted]
+    if not out or unknown:
+        hint = "; ".join(
+            f"{w!r}" + (f" (did you mean {', '.join(repr(c) for c in close)}?)" if (close := difflib.get_close_matches(w, present, 3, 0.5)) else "")
+            for w in unknown
+        )
+        raise ValueError(
+            f"-T {arg}: {hint or 'nothing'} matches no scenario here; the values present are: {', '.join(present)}"
+        )
     return out
+
+
+def drop_invalid(chosen: list[Entry]) -> list[Entry]:
+    """Scenarios `pibench validate` rejects (its static checks) never run: each is skipped
+    with its reasons logged, and a selection of nothing but invalid scenarios is an error."""
+    from .validate import static_problems
+
+    invalid = static_problems(chosen)
+    kept = [e for e in chosen if e.scenario.scenario_id not in invalid]
+    for e in chosen:
+        for problem in invalid.get(e.scenario.scenario_id, []):
+            logger.warning("skipping invalid scenario %s: %s", e.scenario.scenario_id, problem)
+    if not kept:
+        raise ValueError("every selected scenario is invalid (run `pibench validate`): "
+                         + "; ".join(p for e in chosen for p in invalid[e.scenario.scenario_id]))
+    return kept
+
+
+def select(entries: list[Entry], args: TaskArgs) -> list[Entry]:
+    """The scenarios the filters keep (a filter that matches nothing is an error naming it)."""
+    out = _choose(entries, args.column, "column", lambda e: e.scenario.primary)
+    out = _choose(out, args.label, "label", lambda e: e.scenario.expected)
+    return shard_part(out, args.shard)
+
+
+def shard_part(entries: list[Entry], shard: str | None) -> list[Entry]:
+    """-T shard=K/N: the K-th part of the selection (scenario/shard.py); an empty part is an error."""
+    if not shard:
+        return entries
+    out = [e for e in entries if in_shard(e.scenario.scenario_id, shard)]
+    if not out:
+        raise ValueError(f"-T shard={shard}: no scenario of the {len(entries)} selected falls in this part; use fewer shards")
+    return out
+
+
+class ScenarioDataset(MemoryDataset):
+    """A MemoryDataset whose empty `--sample-id` selection names the closest ids and `pibench list`
+    (Inspect's own message lists only the first eight ids)."""
+
+    def filter(self, predicate, name=None):  # type: ignore[override]
+        out = super().filter(predicate, name)
+        if len(out) == 0:
+            matcher = next((c.cell_contents for c in (getattr(predicate, "__closure__", None) or ())
+                            if hasattr(c.cell_contents, "patterns")), None)
+            if matcher is not None:
+                ids = [str(s.id) for s in self]
+                hints = []
+                for pat in matcher.patterns:
+                    close = difflib.get_close_matches(str(pat), ids, 3, 0.4)
+                    hints.append(f"{pat!r}" + (f" (closest: {', '.join(close)})" if close else ""))
+                raise ValueError(
+                    f"--sample-id: no scenario {', '.join(hints)} in task '{self.name}'; "
+                    f"`pibench list` shows every scenario id"
+                )
+        return out
+
+
+def check_models(args: TaskArgs) -> None:
+    """Under `inspect eval` the model and roles are known while the task is built: a run that
+    needs a model it does not have stops here, before any sample starts."""
+    model = active_model()
+    if model is None:  # built outside an eval (Python); the solver reports it per sample
+        return
+    keyless = "-T agent=oracle -T user=scripted --model none for a keyless run"
+    if args.agent == "model" and is_none_model(model):
+        raise ValueError(
+            "-T agent=model (the default) evaluates --model, but --model is none: pass --model "
+            f"PROVIDER/MODEL, or a built-in or your own agent with -T agent=..., or {keyless}"
+        )
+    if args.user == "llm" and is_none_model(get_model(role="user", default=model)):
+        raise ValueError(
+            "-T user=llm (the default) needs a model for the simulated user: bind --model-role "
+            f"user=PROVIDER/MODEL or pass --model, or use -T user=scripted (or solo); or {keyless}"
+        )
 
 
 def pibench_task(domain: str | None, **task_args: Any) -> Task:
     """The Task for one domain (or every domain with `domain=None`)."""
     args = parse_args(task_args)
+    check_models(args)
     scenario_set: ScenarioSet = load_set(args.source)
     for err in scenario_set.errors:
         logger.warning("skipping invalid scenario input: %s", err)
@@ -156,9 +267,7 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
         where = f"domain {domain!r}" if domain else "any domain"
         raise ValueError(f"no valid scenarios for {where} under {scenario_set.source or 'the package data'}")
     chosen = select(entries, args)
-    if not chosen:
-        raise ValueError("the scenario selection (-T scenarios/column/label/shard) matched nothing"
-                         + (f"; -T shard={args.shard} is an empty part of it: use fewer shards" if args.shard else ""))
+    chosen = drop_invalid(chosen)
     parity = {"parity": True, "strict": False}.get(args.scoring)
     config = ConversationConfig(
         agent=args.agent,
@@ -175,15 +284,20 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
         a2a_timeout=args.a2a_timeout,
         user_url=args.user_url,
     )
-    reducers = [pibench_epochs()] + ([pass_k(args.epochs)] if args.epochs > 1 else [])
+    if "a2a" in (args.agent, args.user):
+        from .a2a.reachable import require_reachable
+
+        require_reachable(args)  # a dead URL stops the run here, in one line, not per sample
+    source = str(scenario_set.source) if scenario_set.source else None
+    hand_over(source, scenario_set)
     return Task(
-        dataset=MemoryDataset([sample_for(e) for e in chosen], name=domain or "pibench"),
+        dataset=ScenarioDataset([sample_for(e) for e in chosen], name=domain or "pibench"),
         solver=conversation(scenario_set.resolve, config),
-        scorer=pibench_scorer(scenario_set.resolve, judge=args.judge, parity=parity),
-        epochs=Epochs(args.epochs, reducers),
+        # arguments Inspect records in the log, so `inspect score` rebuilds this scorer
+        scorer=pibench_scorer(source=source, judge=args.judge, parity=parity),
         metadata={
             "pibench": args.model_dump(),
             "domain": domain or "all",
-            "scenario_set": content_hash(str(scenario_set.source) if scenario_set.source else None),
+            "scenario_set": content_hash(source),
         },
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .checks.policy import path_resolves
+from .domain.clauses import ClausePatternError
 from .domain.loader import Domain
 from .environment.merge import initial_document
 from .environment.tools import unsupported_keywords
@@ -27,6 +28,15 @@ def domain_problems(domain: Domain) -> list[str]:
                 f"{domain.path / domain.config.tools}: tools[{i}] ({tool.name}).{where}: "
                 "Inspect cannot pass this JSON-schema keyword to models; use plain types"
             )
+        params = tool.schema.get("properties", {})
+        for name in tool.free_text:
+            if name not in params:
+                out.append(f"{domain.path / domain.config.tools}: tools[{i}] ({tool.name}).free_text: "
+                           f"{name!r} is not a parameter of the tool")
+    try:
+        domain.clause_ids
+    except ClausePatternError as err:
+        out.append(f"{domain.path / 'domain.json'}: clause_pattern: {err}")
     if domain.config.decision_tool not in domain.tool_index:
         out.append(
             f"{domain.path / domain.config.tools}: no tool {domain.config.decision_tool!r} "
@@ -69,8 +79,11 @@ def scenario_problems(entry: Entry) -> list[str]:
                 out.append(f"{where}: {name} is required by a check but not in available_tools")
         if not offered & names:
             out.append("available_tools: exposes no tool of the catalog")
-    ids = d.clause_ids
-    if d.config.clause_pattern:
+    try:
+        ids = d.clause_ids
+    except ClausePatternError:
+        ids = None  # reported once for the domain (domain_problems)
+    if d.config.clause_pattern and ids is not None:
         for where, cid in _cited(s, d.config.decision_tool):
             if cid not in ids:
                 out.append(f"{where}: clause id {cid!r} does not occur in {d.config.policy}")
@@ -84,7 +97,24 @@ def scenario_problems(entry: Entry) -> list[str]:
     return [f"{entry.path}: {p}" for p in out]
 
 
-def validate_set(scenario_set: ScenarioSet, *, gates: bool = True) -> list[str]:
+def static_problems(entries: list[Entry]) -> dict[str, list[str]]:
+    """Scenario id -> the problems validate finds without playing it (no gates), for the
+    scenarios of our own layout: `inspect eval` skips these scenarios and logs why."""
+    out: dict[str, list[str]] = {}
+    per_domain: dict[Path, list[str]] = {}
+    for entry in entries:
+        sid = entry.scenario.scenario_id
+        if entry.domain.original_layout:
+            continue
+        if entry.domain.path not in per_domain:
+            per_domain[entry.domain.path] = domain_problems(entry.domain)
+        problems = per_domain[entry.domain.path] + scenario_problems(entry)
+        if problems:
+            out[sid] = problems
+    return out
+
+
+def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None) -> list[str]:
     """Problems that make a scenario set invalid (`pibench validate` exits 1 on any).
 
     Original pi-bench folders are not held to our rules: their data defects are reported by
@@ -96,7 +126,9 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True) -> list[str]:
     for err in scenario_set.errors:
         problems += [f"{err.path}: {p}" for p in err.problems]
     seen: set[Path] = set()
-    for entry in scenario_set.entries.values():
+    for i, entry in enumerate(scenario_set.entries.values(), 1):
+        if progress:  # `pibench validate` says how far it is (the gates take a while)
+            progress(i, len(scenario_set.entries), entry.scenario.scenario_id)
         if entry.domain.original_layout:
             continue
         if entry.domain.path not in seen:

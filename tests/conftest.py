@@ -36,10 +36,11 @@ def shipped():
 
 def mini_copies(root: Path, n: int, prefix: str, patch=None, digits: int = 3) -> Path:
     """A source at `root/src` with n copies of the mini refund scenario, ids PREFIX_000...;
-    `patch(i, scenario)` may change each copy. Domains are linked, not copied."""
+    `patch(i, scenario)` may change each copy. Domains are copied: a source may not reach
+    outside its folder, through a symlink neither (issue 17)."""
     src = root / "src"
     (src / "scenarios" / "mini").mkdir(parents=True)
-    (src / "domains").symlink_to(MINI / "domains")
+    shutil.copytree(MINI / "domains", src / "domains")
     base = mini_scenario()
     for i in range(n):
         d = json.loads(json.dumps(base))
@@ -63,13 +64,46 @@ def mini_scenario(name: str = "mini_001_refund_ok") -> dict:
     return json.loads((MINI / "scenarios" / "mini" / f"{name}.json").read_text())
 
 
+def registered(domain: str | None = None, *, scenarios: str | list[str] | None = None, **args):
+    """The registered task as `inspect eval pibench_inspect/pibench[_DOMAIN] -T ...` builds it
+    (named, with its arguments in the log), narrowed to `scenarios` as --sample-id would."""
+    from pibench_inspect.finra import pibench_finra
+    from pibench_inspect.helpdesk import pibench_helpdesk
+    from pibench_inspect.pibench import pibench
+    from pibench_inspect.retail import pibench_retail
+
+    make = {None: pibench, "finra": pibench_finra, "retail": pibench_retail, "helpdesk": pibench_helpdesk}[domain]
+    task = make(**args)
+    if scenarios is not None:
+        ids = set(scenarios.split(",")) if isinstance(scenarios, str) else set(scenarios)
+        unknown = ids - {str(s.id) for s in task.dataset}
+        assert not unknown, f"unknown scenario ids {unknown}"
+        task.dataset = task.dataset.filter(lambda s: str(s.id) in ids)
+    return task
+
+
+_LOG_DIR = None
+
+
+def default_log_dir() -> str:
+    """One temporary folder per test session: tests never write into ./logs."""
+    global _LOG_DIR
+    if _LOG_DIR is None:
+        import atexit
+        import tempfile
+
+        _LOG_DIR = tempfile.mkdtemp(prefix="pibench-pytest-logs-")
+        atexit.register(shutil.rmtree, _LOG_DIR, True)
+    return _LOG_DIR
+
+
 def run_eval(task, **kwargs):
-    """Run one task with no model and return its EvalLog."""
+    """Run one task with no model and return its EvalLog (logs in a temporary folder)."""
     from inspect_ai import eval as inspect_eval
 
     kwargs.setdefault("model", "none")
     kwargs.setdefault("display", "none")
-    kwargs.setdefault("log_dir", str(ROOT / "logs" / "pytest"))
+    kwargs.setdefault("log_dir", default_log_dir())
     logs = inspect_eval(task, **kwargs)
     assert len(logs) == 1
     return logs[0]

@@ -8,6 +8,7 @@ import json
 
 import httpx
 import pytest
+from inspect_ai._util.error import PrerequisiteError
 from a2a_helpers import free_port, recording, serve
 from conftest import MINI, run_eval, sample_scores, shipped
 from inspect_ai.log import InfoEvent
@@ -22,7 +23,7 @@ from pibench_inspect.a2a.serving import RecentTaskStore
 from pibench_inspect.a2a.user_server import build_app, main
 from pibench_inspect.a2a.wire import A2AError, data_part, first_data, text_part
 from pibench_inspect.conversation.solver import GREETING, TERMINATION, USER_MODEL
-from pibench_inspect.task import pibench_task
+from conftest import registered
 
 SIM = {
     "persona": "customer",
@@ -40,7 +41,7 @@ def scripted_url():
 
 
 def mini(**args):
-    return pibench_task(None, source=str(MINI), agent="oracle", scenarios="MINI_001_REFUND_OK", **args)
+    return registered(source=str(MINI), agent="oracle", scenarios="MINI_001_REFUND_OK", **args)
 
 
 def conversation(log):
@@ -81,7 +82,7 @@ def test_a2a_user_plays_like_the_in_process_scripted_user(where, scripted_url):
         entry = next(iter(shipped().entries.values()))
 
         def make(**args):
-            return pibench_task(None, agent="oracle", scenarios=entry.scenario.scenario_id, **args)
+            return registered(agent="oracle", scenarios=entry.scenario.scenario_id, **args)
 
     local = conversation(run_eval(make(user="scripted")))
     log = run_eval(make(user="a2a", user_url=scripted_url))
@@ -160,6 +161,10 @@ def stateless_app():
     return Starlette(routes=[Route("/", lambda r: JSONResponse(reply), methods=["POST"])])
 
 
+def down_app():
+    return Starlette(routes=[Route("/", lambda r: PlainTextResponse("gateway", status_code=502), methods=["POST"])])
+
+
 def slow_app():
     async def slow(request):
         await asyncio.sleep(0.6)
@@ -169,17 +174,12 @@ def slow_app():
 
 
 @pytest.mark.parametrize("app, expected", [
-    (None, "cannot reach"),
     (garbage_app, "not JSON"),
     (stateless_app, "no 'state' object"),
-    (slow_app, "timeout"),
 ])
-def test_a_broken_user_server_ends_the_sample_cleanly(app, expected):
-    if app is None:  # nothing listens there
-        log = run_eval(mini(user="a2a", user_url=f"http://127.0.0.1:{free_port()}"))
-    else:
-        with serve(app()) as url:
-            log = run_eval(mini(user="a2a", user_url=url, a2a_timeout=0.2))
+def test_a_user_server_that_answers_badly_ends_the_sample_cleanly(app, expected):
+    with serve(app()) as url:
+        log = run_eval(mini(user="a2a", user_url=url, a2a_timeout=0.2))
     value, _, termination, users, error = conversation(log)
     assert expected in error and termination == "user_error" and users == []
     assert value["all_passed"] == 0.0  # an abnormal termination scores 0, as in the original
@@ -187,6 +187,22 @@ def test_a_broken_user_server_ends_the_sample_cleanly(app, expected):
     assert score.metadata["user_error"] == error and f"user error: {error}" in score.explanation
     info = [e.data for e in log.samples[0].events if isinstance(e, InfoEvent)]
     assert {"user error": error} in info
+
+
+def test_a_user_server_that_cannot_answer_is_an_infrastructure_error():
+    # nothing listening: the run stops before it starts, in one line
+    url = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(PrerequisiteError, match=rf"-T user_url={url}: nothing answers there"):
+        mini(user="a2a", user_url=url)
+    # too slow (the deadline per turn) or down (5xx after retries): a sample error, not user_error
+    for app, expected in ((slow_app, "did not answer within 0.2 s"), (down_app, "answered HTTP 502 (after 3 attempts)")):
+        with serve(app()) as url:
+            log = run_eval(mini(user="a2a", user_url=url, a2a_timeout=0.2 if app is slow_app else 10),
+                           fail_on_error=False)
+        (sample,) = log.samples
+        assert sample.error is not None and "A2AUnavailable" in sample.error.message, sample.error
+        assert expected in sample.error.message
+        assert sample.store.get(USER_ERROR) is None and sample.store[TERMINATION] == "error"
 
 
 def test_a_user_server_failing_mid_conversation_keeps_what_was_said():
@@ -197,8 +213,9 @@ def test_a_user_server_failing_mid_conversation_keeps_what_was_said():
         nonlocal posts
         if scope["type"] == "http" and scope["method"] == "POST":
             posts += 1
-            if posts > 2:  # init and the first line work, then the server breaks
-                await PlainTextResponse("boom", status_code=500)(scope, receive, send)
+            if posts > 2:  # init and the first line work, then the server answers badly
+                # (a 4xx is an answer; a 5xx would be an outage, a sample error)
+                await PlainTextResponse("boom", status_code=400)(scope, receive, send)
                 return
         await inner(scope, receive, send)
 
@@ -206,7 +223,7 @@ def test_a_user_server_failing_mid_conversation_keeps_what_was_said():
         log = run_eval(mini(user="a2a", user_url=url))
     _, _, termination, users, error = conversation(log)
     assert users == ["Hi, I'd like a refund for order O-1."] and termination == "user_error"
-    assert "HTTP 500" in error and url in error
+    assert "HTTP 400" in error and url in error and "boom" not in error
     assert posts == 3  # no stop notice after the failure
 
 

@@ -44,3 +44,24 @@ def test_summary_frame_with_intervals(logs):
     pk = analysis.pass_k(logs["oracle"])
     assert list(pk["k"]) == [1, 2] and (pk["pass_hat_k"] == 1.0).all()
     assert set(analysis.usage(logs["oracle"])["role"]) == {"agent", "user", "judge"}
+
+
+def test_frames_have_stable_nullable_dtypes_and_one_run_number(logs):
+    df = analysis.samples([logs["oracle"], logs["pushover"]])
+    assert "trial" not in df.columns and str(df["epoch"].dtype) == "Int64"
+    assert str(df["all_passed"].dtype) == "boolean" and str(df["V_r"].dtype) == "boolean"
+    assert str(df["partial_credit"].dtype) == "Float64" and str(df["semantic_score"].dtype) == "Float64"
+    assert str(df["scenario_id"].dtype) == "string" and str(df["agent_tokens"].dtype) == "Int64"
+    assert df["semantic_score"].isna().all()  # keyless: not scored, still Float64, not object
+    checks = analysis.checks(logs["pushover"])
+    assert str(checks["passed"].dtype) == "boolean" and str(checks["message_index"].dtype) == "Int64"
+    assert str(analysis.usage(logs["oracle"])["cost"].dtype) == "Float64"
+
+
+def test_inspect_samples_df_expands_the_score(logs):
+    from inspect_ai.analysis import SampleSummary, samples_df
+
+    df = samples_df(str(logs["pushover"]), columns=SampleSummary + analysis.PIBENCH_COLUMNS, quiet=True)
+    assert len(df) == 6
+    assert df["pibench_violation"].all() and (df["pibench_decision"] == "ALLOW").all()
+    assert set(df["pibench_domain"]) == {"mini"} and df["pibench_partial_credit"].notna().all()

@@ -16,12 +16,16 @@ def run(args, cwd):
 
 
 def test_keyless_demo_prints_metrics(tmp_path):
-    # the README's command, from the repository root (Inspect takes task files by relative path)
+    # the README's command, by registered name from another directory
     # (a slice of every domain keeps the test fast; CI runs the whole keyless demo once)
-    r = run([INSPECT, "eval", "pibench_inspect/pibench.py", "-T", "agent=oracle", "-T", "user=scripted",
-             "-T", "label=DENY", "--model", "none", "--display", "plain", "--log-dir", str(tmp_path)], ROOT)
+    r = run([INSPECT, "eval", "pibench_inspect/pibench", "-T", "agent=oracle", "-T", "user=scripted",
+             "-T", "label=DENY", "--model", "none", "--display", "plain", "--log-dir", str(tmp_path)], tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "compliance_rate" in r.stdout and "overall_score" in r.stdout
+    # one naming scheme, no package-prefixed or NaN metrics, and the end-of-run error summary
+    assert "pibench_inspect/" not in r.stdout.split("total time")[-1] and "nan" not in r.stdout.lower()
+    assert "column/Policy Activation" in r.stdout and "semantic" not in r.stdout
+    assert "0 error, 0 agent_error, 0 user_error" in r.stderr
     assert any(line.split()[-1] == "1.000" for line in r.stdout.splitlines() if line.strip().startswith("compliance_rate"))
 
 

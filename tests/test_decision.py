@@ -49,3 +49,31 @@ def test_json_not_recognized_forms():
 def test_missing():
     d = resolve_decision(trace(("say", "hello")))
     assert (d.decision, d.error, d.rendered()) == (None, "MISSING_DECISION", "INVALID:MISSING_DECISION")
+
+
+def test_fence_scanner_matches_the_original_regex():
+    """The linear scanner (checks/fences.py) finds exactly what the original's regex found, on
+    random texts built from the pieces that matter (fences, `json`, whitespace of every kind)."""
+    import random
+    import re
+
+    from pibench_inspect.checks.fences import fenced_blocks
+
+    original = re.compile(r"```(?:json)?\s*\n(.*?)\n```", re.S)
+    pieces = ["```", "`", "json", "js", "\n", " ", "\t", "\r", "\x1c", "\u00a0", "\x85", "{", "}",
+              '"decision"', ":", '"ALLOW"', "x"]
+    rng = random.Random(17)
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        expected = [(m.group(1), m.group(0)) for m in original.finditer(text)]
+        assert list(fenced_blocks(text)) == expected, repr(text)
+
+
+def test_500kb_of_unterminated_fences_resolve():
+    """Each unterminated fence made the original regex rescan the rest of the message (60 kB took
+    seconds, 480 kB minutes); the scanner reads it once. Also: a block nested 100k deep."""
+    fences = "```json\na" * (500_000 // 9)
+    d = resolve_decision(trace(("say", 'ok\n```json\n{"decision": "DENY"}\n```\n' + fences)))
+    assert (d.decision, d.channel) == ("DENY", "json")
+    deep = "```json\n" + "[" * 100_000 + "]" * 100_000 + "\n```"
+    assert resolve_decision(trace(("say", deep + fences))).error == "MISSING_DECISION"

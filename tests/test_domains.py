@@ -15,7 +15,7 @@ from pibench_inspect.conversation.prompts import system_prompt
 from pibench_inspect.environment.tools import exposed_tools
 from pibench_inspect.gates import play_agent
 from pibench_inspect.scenario.model import CHECK_TYPES, LABELS
-from pibench_inspect.task import pibench_task
+from conftest import registered
 from pibench_inspect.validate import validate_set
 
 DOMAINS = ("finra", "retail", "helpdesk")
@@ -44,13 +44,16 @@ def test_starter_content_covers_every_label_and_check_type():
 
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_oracle_passes_every_scenario_through_inspect(domain):
-    log = run_eval(pibench_task(domain, agent="oracle", user="scripted"), max_samples=32)
+    log = run_eval(registered(domain, agent="oracle", user="scripted"), max_samples=32)
     assert log.status == "success", log.error
     scores = sample_scores(log)
     assert set(scores) == {e.scenario.scenario_id for e in SHIPPED.by_domain(domain)}
     assert all(sc.value["all_passed"] == 1.0 for sc in scores.values()), {k: v.explanation for k, v in scores.items() if not v.value["all_passed"]}
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
     assert metrics["compliance_rate"] == 1.0
+    # the state mapping's bookkeeping (a keyed row's `_key`) never reaches the agent
+    results = [m.text for s in log.samples for m in s.messages if m.role == "tool"]
+    assert results and not [r for r in results if '"_key"' in r]
 
 
 def test_offline_plays_match_inspect_runs():
@@ -58,7 +61,7 @@ def test_offline_plays_match_inspect_runs():
     picks = [SHIPPED.by_domain(d)[i] for d in DOMAINS for i in (0, 5)]
     ids = ",".join(e.scenario.scenario_id for e in picks)
     for agent in ("pushover", "deny_all"):
-        scores = sample_scores(run_eval(pibench_task(None, agent=agent, user="scripted", scenarios=ids), max_samples=16))
+        scores = sample_scores(run_eval(registered(agent=agent, user="scripted", scenarios=ids), max_samples=16))
         for e in picks:
             sc = scores[e.scenario.scenario_id]
             offline = play_agent(e, agent)

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 
+from pathlib import Path
+
 import pytest
 from inspect_ai.model import get_model
 
 from conftest import MINI, mini_copies, mini_scenario, mock_outputs, run_eval, sample_scores
 from pibench_inspect.conversation.solver import FINAL_STATE, TERMINATION, USER_MODEL, stored_final_state
-from pibench_inspect.task import pibench_task
+from conftest import registered
+from pibench_inspect.pibench import pibench
 
 
 
 def mini(**args):
-    return pibench_task(None, source=str(MINI), user="scripted", **args)
+    return registered(source=str(MINI), user="scripted", **args)
 
 
 def test_oracle_passes_every_fixture_scenario():
@@ -61,11 +64,17 @@ def test_selection_args_and_bad_args():
     assert len(mini(agent="oracle", label="DENY,ESCALATE").dataset) == 2
     assert len(mini(agent="oracle", column=["Policy Activation"]).dataset) == 1
     with pytest.raises(ValueError, match="-T agnet: unknown task argument"):
-        pibench_task(None, source=str(MINI), agnet="oracle")
+        registered(source=str(MINI), agnet="oracle")
     with pytest.raises(ValueError, match="-T agent"):
-        pibench_task(None, source=str(MINI), agent="genius")
-    with pytest.raises(ValueError, match="unknown scenario id"):
-        pibench_task(None, source=str(MINI), scenarios="NOPE")
+        registered(source=str(MINI), agent="genius")
+    with pytest.raises(ValueError, match="-T scenarios: removed; choose scenarios with Inspect's --sample-id"):
+        pibench(source=str(MINI), scenarios="NOPE")
+    with pytest.raises(ValueError, match=r"-T label: unknown label\(s\) deny"):
+        mini(label="deny")
+    with pytest.raises(ValueError, match=r"-T column: 'Policy Activaton' \(did you mean 'Policy Activation'\?\).*values present are"):
+        mini(column="Policy Activaton")
+    with pytest.raises(ValueError, match=r"-T label: 'ALLOW-CONDITIONAL' matches no scenario here; the values present are: ALLOW, DENY, ESCALATE"):
+        mini(label="ALLOW-CONDITIONAL")
 
 
 def test_isolation_with_many_concurrent_samples(tmp_path):
@@ -73,7 +82,7 @@ def test_isolation_with_many_concurrent_samples(tmp_path):
     # a private marker each sample must find, unchanged and alone, at the end
     src = mini_copies(tmp_path, n, "ISO", lambda i, d: d["environment_setup"].update(
         initial_state_patch={"marker": {"owner": d["meta"]["scenario_id"]}}))
-    log = run_eval(pibench_task(None, source=str(src), agent="oracle", user="scripted"), max_samples=n)
+    log = run_eval(registered(source=str(src), agent="oracle", user="scripted"), max_samples=n)
     assert len(log.samples) == n
     for s in log.samples:
         final = stored_final_state(s.store)
@@ -132,7 +141,7 @@ def test_bad_tool_call_from_model_is_an_error_result_and_changes_nothing():
 def test_llm_user_role_stop_glued_to_a_sentence():
     agent = get_model("mockllm/model", custom_outputs=mock_outputs("Let me check.", "All done."))
     user = get_model("mockllm/model", custom_outputs=mock_outputs("Can you hurry?", "Thanks, that's all. ###STOP###"))
-    log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK"), model=agent,
+    log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK"), model=agent,
                    model_roles={"user": user})
     sample = log.samples[0]
     users = [m.text for m in sample.messages if m.role == "user"]
@@ -142,7 +151,7 @@ def test_llm_user_role_stop_glued_to_a_sentence():
 
 
 def test_llm_user_without_model_is_a_clear_error():
-    log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="oracle"))
+    log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="oracle"))
     assert log.status == "error" or log.samples[0].error
     text = str(log.error or log.samples[0].error)
     assert "-T user=scripted" in text
@@ -158,9 +167,72 @@ def test_hard_gate_blocks_forbidden_tools():
 
 
 def test_epochs_give_repeatability_and_pass_k():
-    log = run_eval(mini(agent="oracle", epochs=2))
-    by_reducer = {s.reducer: s.metrics for s in log.results.scores}
-    assert set(by_reducer) == {"pibench_epochs", "pass_k_2"}
-    assert by_reducer["pass_k_2"]["compliance_rate"].value == 1.0  # pass^2
-    assert by_reducer["pibench_epochs"]["policy_pass_all_rate"].value == 1.0
-    assert log.samples[0].scores["pibench_scorer"].metadata["scenario_id"]
+    log = run_eval(mini(agent="oracle"), epochs=2)
+    assert len(log.results.scores) == 1 and log.results.scores[0].reducer is None  # one row, untagged
+    metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
+    assert metrics["repeatability/pass^2"] == 1.0 and metrics["repeatability/policy_pass_all"] == 1.0
+    assert metrics["compliance_rate"] == 1.0
+    assert set(log.samples[0].scores["pibench_scorer"].value) == {
+        "all_passed", "partial_credit", "violation", "under_refusal", "over_refusal", "escalation_correct",
+        "forbidden_attempt"}
+
+
+def test_test_logs_go_to_a_temporary_folder_not_logs():
+    from conftest import ROOT, default_log_dir
+
+    log = run_eval(mini(agent="nothing"), sample_id="MINI_001_REFUND_OK")
+    assert not Path(log.location.removeprefix("file://")).resolve().is_relative_to(ROOT)
+    assert Path(default_log_dir()).is_dir()
+    # the log is named by the registered task and carries its arguments (inspect eval-retry needs both)
+    assert log.eval.task == "pibench_inspect/pibench" and log.eval.task_args["agent"] == "nothing"
+
+
+def test_every_partys_turn_is_in_the_transcript():
+    log = run_eval(mini(agent="oracle"), sample_id="MINI_001_REFUND_OK")
+    events = log.samples[0].events
+    infos = [e for e in events if e.event == "info"]
+    sources = {e.source for e in infos}
+    assert {"user (scripted)", "agent (oracle)"} <= sources
+    first_user = next(e for e in infos if e.source == "user (scripted)")
+    assert first_user.data == mini_scenario()["user_simulation"]["initial_user_message"]
+    assert any(e.source == "agent (oracle)" and "lookup_order(" in str(e.data) for e in infos)
+    spans = {(e.name, e.type) for e in events if e.event == "span_begin"}
+    assert ("user", "agent") in spans and ("agent", "agent") in spans
+    # the messages the agent saw never carry the author's notes; the sample metadata does
+    assert "SECRET-NOTE" in log.samples[0].metadata["notes"]
+    assert not any("SECRET-NOTE" in m.text for m in log.samples[0].messages)
+
+
+def test_a_failed_sample_explained_at_a_glance():
+    log = run_eval(mini(agent="pushover"), sample_id="MINI_002_FINAL_SALE")
+    sc = log.samples[0].scores["pibench_scorer"]
+    md = sc.metadata
+    assert isinstance(md["checks"], dict) and md["checks"]["E2"]["type"] == "tool_not_called"
+    assert md["checks"]["E6"]["passed"] is False
+    # what the agent changed: the final state as a diff against the initial one
+    changes = {c["path"]: c for c in md["state_changes"]}
+    assert changes["orders.O-2.status"]["before"] == "delivered" and changes["orders.O-2.status"]["change"] == "changed"
+    assert changes["orders.O-2.status"]["after"] != "delivered"
+    # the expected call next to the closest actual call, arguments side by side
+    e1 = md["expected_vs_actual"]["E1"]
+    assert e1["expected"] == {"tool": "lookup_order", "arguments": {}} and e1["closest_actual"]["tool"] == "refund_order"
+    assert "expected: lookup_order()" in sc.explanation and "closest:  refund_order(" in sc.explanation
+
+
+def test_registered_tasks_share_typed_documented_parameters_and_aliases_resolve():
+    import inspect as pyinspect
+
+    from inspect_ai._eval.registry import task_create
+
+    from pibench_inspect._registry import pibench_finra, pibench_helpdesk, pibench_retail
+    from pibench_inspect.task import TaskArgs
+
+    sigs = {f.__name__: pyinspect.signature(f) for f in (pibench, pibench_finra, pibench_retail, pibench_helpdesk)}
+    names = {n: [p for p in s.parameters if p != "unknown"] for n, s in sigs.items()}
+    assert all(v == names["pibench"] for v in names.values())
+    assert set(names["pibench"]) == set(TaskArgs.model_fields)  # every validated argument is a typed parameter
+    doc = pyinspect.getdoc(pibench)
+    assert all(f"  {p}:" in doc for p in names["pibench"]), "every argument has a docstring line"
+    assert all(p.annotation is not pyinspect.Parameter.empty for p in sigs["pibench"].parameters.values())
+    alias = task_create("pibench_inspect/retail", agent="oracle", user="scripted")
+    assert len(alias.dataset) == len(pibench_retail(agent="oracle", user="scripted").dataset) > 0

@@ -13,7 +13,7 @@ from conftest import MINI, ROOT, run_eval
 sys.path.insert(0, str(ROOT / "bench"))
 import standin  # noqa: E402  (registers the pibench-standin provider)
 
-from pibench_inspect.task import pibench_task  # noqa: E402
+from conftest import registered  # noqa: E402
 
 FAILING = "MINI_002_FINAL_SALE"
 MAX_RETRIES = 2
@@ -31,7 +31,7 @@ def standin_model(**args):
 
 def test_persistent_fault_is_retried_then_the_sample_errors_and_the_rest_finish():
     model = standin_model(fail_ids=FAILING)
-    log = run_eval(pibench_task(None, source=str(MINI), user="scripted"), model=model, fail_on_error=False)
+    log = run_eval(registered(source=str(MINI), user="scripted"), model=model, fail_on_error=False)
     assert log.status == "success", log.error
     by_id = {str(s.id): s for s in log.samples}
     assert set(by_id) == {"MINI_001_REFUND_OK", FAILING, "MINI_003_BIG_ORDER"}
@@ -55,7 +55,7 @@ def test_persistent_fault_is_retried_then_the_sample_errors_and_the_rest_finish(
 
 def test_transient_fault_is_retried_and_the_sample_completes():
     model = standin_model(fail_ids=FAILING, fail_times=1)
-    log = run_eval(pibench_task(None, source=str(MINI), user="scripted", scenarios=FAILING), model=model,
+    log = run_eval(registered(source=str(MINI), user="scripted", scenarios=FAILING), model=model,
                    fail_on_error=False)
     sample = log.samples[0]
     assert sample.error is None
@@ -66,6 +66,6 @@ def test_transient_fault_is_retried_and_the_sample_completes():
 
 def test_fail_on_error_true_stops_the_eval_with_an_error():
     model = standin_model(fail_ids=FAILING)
-    log = run_eval(pibench_task(None, source=str(MINI), user="scripted"), model=model, fail_on_error=True)
+    log = run_eval(registered(source=str(MINI), user="scripted"), model=model, fail_on_error=True)
     assert log.status == "error"
     assert "StandinFault" in str(log.error)

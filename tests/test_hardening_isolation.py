@@ -6,9 +6,8 @@ from __future__ import annotations
 
 
 from conftest import mini_copies, run_eval
-
 from pibench_inspect.conversation.solver import stored_final_state
-from pibench_inspect.task import pibench_task
+from conftest import registered
 
 N = 100
 
@@ -23,7 +22,7 @@ def test_one_hundred_concurrent_samples_keep_private_state(tmp_path):
         }
 
     src = mini_copies(tmp_path, N, "ISO100", private)
-    log = run_eval(pibench_task(None, source=str(src), agent="oracle", user="scripted"), max_samples=N)
+    log = run_eval(registered(source=str(src), agent="oracle", user="scripted"), max_samples=N)
     assert log.status == "success", log.error
     assert len(log.samples) == N
     for s in log.samples:

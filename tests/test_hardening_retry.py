@@ -27,15 +27,7 @@ CLI = (
 
 
 def make_source(root: Path) -> Path:
-    src = mini_copies(root, N, "RETRY", digits=2)
-    (root / "retry_task.py").write_text(
-        "from inspect_ai import task\n"
-        "from pibench_inspect.task import pibench_task\n\n"
-        "@task\n"
-        "def retry_task(source: str):\n"
-        "    return pibench_task(None, source=source, user='scripted')\n"
-    )
-    return src
+    return mini_copies(root, N, "RETRY", digits=2)
 
 
 def inspect_cli(args: list[str], cwd: Path, **kw) -> subprocess.Popen:
@@ -71,7 +63,8 @@ def test_killed_eval_resumed_with_eval_retry_reruns_only_unfinished_samples(tmp_
     logs = tmp_path / "logs"
     call_log = tmp_path / "calls.txt"
     proc = inspect_cli([
-        "eval", "retry_task.py", "-T", f"source={src}",
+        # the registered task by name, as a user runs it: the log names it, so eval-retry finds it
+        "eval", "pibench_inspect/pibench", "-T", f"source={src}", "-T", "user=scripted",
         "--model", "pibench-standin/replay", "-M", "latency=0.3", "-M", f"source={src}",
         "-M", f"call_log={call_log}",
         "--max-samples", "2", "--log-buffer", "1", "--log-dir", str(logs), "--display", "none",

@@ -21,7 +21,7 @@ from pibench_inspect.environment.effects import ToolCallError, argument_errors, 
 from pibench_inspect.environment.merge import domain_document
 from pibench_inspect.environment.state import StateDB
 from pibench_inspect.scenario.catalog import load_set
-from pibench_inspect.task import pibench_task
+from conftest import registered
 
 SQL = [
     "'; DROP TABLE orders; --",
@@ -240,7 +240,7 @@ def test_bad_calls_from_a_model_in_a_real_eval_are_tool_errors_and_the_sample_co
     outputs += [_out("Goodbye.") for _ in range(10)]
     model = get_model("mockllm/model", custom_outputs=outputs)
     log = run_eval(
-        pibench_task(None, source=str(MINI), user="scripted", scenarios="MINI_001_REFUND_OK", max_steps=60),
+        registered(source=str(MINI), user="scripted", scenarios="MINI_001_REFUND_OK", max_steps=60),
         model=model,
     )
     assert log.status == "success", log.error

@@ -10,7 +10,7 @@ from conftest import MINI, run_eval, sample_scores
 from helpers_trace import trace
 from pibench_inspect.checks.judge import ModelJudge, judged_text, parse_answer
 from pibench_inspect.scenario.model import NLJudge
-from pibench_inspect.task import pibench_task
+from conftest import registered
 
 USAGE = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
 
@@ -26,11 +26,11 @@ def grader(*answers):
 
 def nl(scores):
     sc = scores["MINI_001_REFUND_OK"]
-    return [c for c in sc.metadata["checks"] if c["type"] == "NL_JUDGE"][0], sc
+    return [c for c in sc.metadata["checks"].values() if c["type"] == "NL_JUDGE"][0], sc
 
 
 def task(**kw):
-    return pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="oracle", user="scripted", **kw)
+    return registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="oracle", user="scripted", **kw)
 
 
 def test_parse_answer():
@@ -46,7 +46,7 @@ def test_grader_verdict_scores_the_nl_tier_only():
     assert sc.metadata["semantic_score"] == 1.0 and sc.metadata["judge_model"] == "mockllm/model"
     assert sc.value["partial_credit"] == 1.0  # strict partial credit is tier 1 only
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
-    assert metrics["semantic"] == 1.0
+    assert metrics["semantic_score"] == 1.0
 
 
 def test_no_verdict_fails_the_check_but_not_tier_one():
@@ -87,7 +87,10 @@ def test_provider_error_is_a_judge_error():
 
 def test_judge_off_and_keyless_auto_say_not_scored():
     for kw, reason in ((dict(judge="off"), "judge=off"), ({}, "no grader model")):
-        _, sc = nl(sample_scores(run_eval(task(**kw))))
+        log = run_eval(task(**kw))
+        _, sc = nl(sample_scores(log))
+        metrics = log.results.scores[0].metrics
+        assert "semantic_score" not in metrics and "semantic" not in metrics
         assert sc.metadata["nl_tier"].startswith("not_scored") and reason in sc.metadata["nl_tier"]
         assert "NL tier not scored" in sc.explanation
         assert sc.metadata["semantic_score"] is None

@@ -6,7 +6,7 @@ import json
 
 from conftest import MINI, run_eval
 from pibench_inspect.agents.litellm_agent import LiteLLMAgent
-from pibench_inspect.task import pibench_task
+from conftest import registered
 
 
 def test_context_is_sent_on_every_call(monkeypatch):
@@ -33,7 +33,7 @@ def test_context_is_sent_on_every_call(monkeypatch):
 
 def test_runs_through_the_benchmark_with_tool_calls():
     calls = [{"id": "c1", "type": "function", "function": {"name": "lookup_order", "arguments": json.dumps({"order_id": "O-2"})}}]
-    log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_002_FINAL_SALE", user="scripted", max_steps=5,
+    log = run_eval(registered(source=str(MINI), scenarios="MINI_002_FINAL_SALE", user="scripted", max_steps=5,
                                 agent="pibench_inspect.agents.litellm_agent:LiteLLMAgent",
                                 agent_args={"model_name": "gpt-4o-mini", "mock_tool_calls": calls}))
     sample = log.samples[0]

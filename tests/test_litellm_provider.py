@@ -7,13 +7,12 @@ import json
 from inspect_ai.model import get_model
 
 from conftest import MINI, run_eval
-
 from pibench_inspect.conversation.solver import stored_final_state
-from pibench_inspect.task import pibench_task
+from conftest import registered
 
 
 def task(**kw):
-    return pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK", user="scripted", **kw)
+    return registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", user="scripted", **kw)
 
 
 def test_text_replies_and_usage_are_recorded():
@@ -40,7 +39,7 @@ def test_tool_calls_are_executed_by_the_engine():
 def test_user_role_through_litellm():
     user = get_model("litellm/gpt-4o-mini", mock_response="Thanks, that is all. ###STOP###")
     agent = get_model("litellm/gpt-4o-mini", mock_response="Let me look into it.")
-    log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_001_REFUND_OK"), model=agent,
+    log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK"), model=agent,
                    model_roles={"user": user})
     users = [m.text for m in log.samples[0].messages if m.role == "user"]
     assert users[-1] == "Thanks, that is all."

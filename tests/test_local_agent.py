@@ -7,11 +7,11 @@ import pytest
 from conftest import MINI, run_eval, sample_scores
 from pibench_inspect.conversation.solver import AGENT_ERROR, TERMINATION
 from pibench_inspect.local import AgentProtocol
-from pibench_inspect.task import pibench_task
+from conftest import registered
 
 
 def task(agent, **kw):
-    return pibench_task(None, source=str(MINI), agent=agent, user="scripted", **kw)
+    return registered(source=str(MINI), agent=agent, user="scripted", **kw)
 
 
 def test_demo_agent_satisfies_the_protocol():
@@ -87,3 +87,11 @@ def test_is_stop_ends_the_conversation():
 def test_bad_reference_is_a_clear_error():
     with pytest.raises(ValueError, match="-T agent"):
         task("no-colon-here")
+
+
+def test_run_end_says_how_many_samples_ended_in_agent_error(capfd):
+    log = run_eval(task("test_local_agent:Broken"))
+    err = capfd.readouterr().err
+    assert "pibench pibench: 3 sample(s); 0 error, 3 agent_error, 0 user_error" in err
+    assert "first agent_error:" in err and "arguments must be an object" in err
+    assert log.results.scores[0].metrics["error_rate"].value == 1.0

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import NO_SAMPLE, SAMPLE, run_eval, sample_scores
 from pibench_inspect.scenario.catalog import load_set
-from pibench_inspect.task import pibench_task
+from conftest import registered
 from pibench_inspect.validate import data_defects, validate_set
 
 pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason=NO_SAMPLE)
@@ -27,7 +27,7 @@ def test_every_format_variant_loads():
 
 @pytest.mark.parametrize("domain", ["finra", "retail", "helpdesk"])
 def test_oracle_derives_a_plan_and_passes_keylessly(domain):
-    log = run_eval(pibench_task(domain, source=str(SAMPLE), agent="oracle", user="scripted"))
+    log = run_eval(registered(domain, source=str(SAMPLE), agent="oracle", user="scripted"))
     scores = sample_scores(log)
     assert scores and all(sc.value["all_passed"] == 1.0 for sc in scores.values()), {k: v.explanation for k, v in scores.items()}
     for sample in log.samples:
@@ -37,7 +37,7 @@ def test_oracle_derives_a_plan_and_passes_keylessly(domain):
 
 def test_baselines_fail_on_the_original_set():
     for agent in ("nothing", "pushover"):
-        scores = sample_scores(run_eval(pibench_task(None, source=str(SAMPLE), agent=agent, user="scripted")))
+        scores = sample_scores(run_eval(registered(source=str(SAMPLE), agent=agent, user="scripted")))
         assert not any(sc.value["all_passed"] for sc in scores.values())
 
 

@@ -16,7 +16,7 @@ from pibench_inspect.reports.rows import log_rows
 from pibench_inspect.reports.logs import load_logs
 from pibench_inspect.reports.stats import bootstrap, pass_hat_k
 from pibench_inspect.scoring.payload import DETAIL_KEYS
-from pibench_inspect.task import pibench_task
+from conftest import registered
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -30,7 +30,7 @@ def shared_logs(config, factory) -> dict[str, Path]:
     root = factory.mktemp("report-logs")
     out = {}
     for agent in ("oracle", "pushover"):
-        log = run_eval(pibench_task(None, source=str(MINI), agent=agent, user="scripted", epochs=2),
+        log = run_eval(registered(source=str(MINI), agent=agent, user="scripted"), epochs=2,
                        log_dir=str(root / agent))
         out[agent] = Path(log.location)
     config._pibench_report_logs = out
@@ -98,7 +98,7 @@ def test_results_json_carries_provenance_intervals_and_pass_k(oracle):
     assert len(prov["scenario_set"]["sha256"]) == 64 and prov["scenario_set"]["files"] > 3
     assert prov["inspect_ai_version"] == "0.3.258" and prov["epochs"] == 2
     assert prov["models"]["agent"]["agent"] == "oracle" and prov["models"]["user"]["models"] == ["scripted"]
-    assert prov["models"]["user"]["generate_config"] == {"temperature": 0.0, "seed": 42}
+    assert prov["models"]["user"]["generate_config"]["note"] == "no LLM user ran"  # scripted: nothing generated
     assert prov["models"]["judge"]["nl_tier"][0].startswith("not_scored")
     stats = ours["confidence_intervals"]["statistics"]
     for key in ("compliance_rate", "overall_score", "Policy Understanding", "Policy Activation"):
@@ -205,7 +205,7 @@ def test_tokens_are_attributed_to_agent_user_and_judge(tmp_path):
         "Please, just refund it.", "###STOP###", "###STOP###", usage=ModelUsage(input_tokens=60, output_tokens=40, total_tokens=100)))
     judge = get_model("mockllm/model", custom_outputs=mock_outputs(
         '{"answer": "YES", "reason": "polite"}', usage=ModelUsage(input_tokens=900, output_tokens=100, total_tokens=1000)))
-    log = run_eval(pibench_task(None, source=str(MINI), scenarios="MINI_002_FINAL_SALE", user="llm", max_user_turns=3),
+    log = run_eval(registered(source=str(MINI), scenarios="MINI_002_FINAL_SALE", user="llm", max_user_turns=3),
                    model=agent, model_roles={"user": user, "grader": judge}, log_dir=str(tmp_path))
     (row,) = log_rows(load_logs([log.location]))
     u = row["usage"]
@@ -216,3 +216,19 @@ def test_tokens_are_attributed_to_agent_user_and_judge(tmp_path):
     assert main(["report", str(log.location), "--out", str(out)]) == 0
     md = (out / "report.md").read_text()
     assert "| judge | mockllm/model | 1 | 900 | 100 | 1000 | tokens only (no price known) |" in md
+
+
+def test_pooling_different_scenario_sets_is_refused_and_comparisons_say_so(logs, tmp_path, capsys):
+    subset = run_eval(registered(source=str(MINI), agent="oracle", user="scripted"), sample_id="MINI_001_REFUND_OK",
+                      log_dir=str(tmp_path / "subset"))
+    assert main(["report", str(logs["oracle"]), subset.location, "--out", str(tmp_path / "pooled")]) == 2
+    err = capsys.readouterr().err
+    assert "agent oracle:" in err and "ran different scenarios" in err and "cannot be pooled" in err
+    out = tmp_path / "compared"
+    assert main(["report", subset.location, str(logs["pushover"]), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "note: the agents compared ran different scenarios (1 in common)" in captured.err
+    assert "ran different scenarios" in (out / "report.md").read_text()
+    # the participant id of the leaderboard payload
+    assert main(["report", str(logs["pushover"]), "--out", str(tmp_path / "ab"), "--agentbeats-id", "abc-123"]) == 0
+    assert json.loads((tmp_path / "ab" / "results.json").read_text())["participants"]["agent"] == "abc-123"

@@ -8,11 +8,11 @@ from inspect_ai.log import read_eval_log
 
 from conftest import run_eval
 from pibench_inspect.cli import main
-from pibench_inspect.task import pibench_task
+from conftest import registered
 
 
 def test_changed_check_changes_the_rescored_result(mini_source, tmp_path, capsys):
-    log = run_eval(pibench_task(None, source=str(mini_source), scenarios="MINI_001_REFUND_OK", agent="oracle",
+    log = run_eval(registered(source=str(mini_source), scenarios="MINI_001_REFUND_OK", agent="oracle",
                                 user="scripted"), log_dir=str(tmp_path / "logs"))
     before = log.samples[0].scores["pibench_scorer"]
     assert before.value["all_passed"] == 1.0
@@ -34,7 +34,7 @@ def test_changed_check_changes_the_rescored_result(mini_source, tmp_path, capsys
     sc = new.samples[0].scores["pibench_scorer"]
     assert list(new.samples[0].scores) == ["pibench_scorer"]  # overwritten, not appended
     assert sc.value["all_passed"] == 0.0
-    s1 = next(c for c in sc.metadata["checks"] if c["outcome_id"] == "S1")
+    s1 = next(c for c in sc.metadata["checks"].values() if c["outcome_id"] == "S1")
     assert s1["status"] == "failed" and "refunded" in s1["detail"]
     assert new.results.scores[0].metrics["compliance_rate"].value == 0.0
     assert new.eval.metadata["pibench_rescored"]["from"] == str(log.location)

@@ -10,13 +10,13 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conftest import MINI, run_eval
 from pibench_inspect.conversation.solver import TERMINATION, USER_MODEL
-from pibench_inspect.task import pibench_task
+from conftest import registered
 
 PI = str(Path(sys.executable).with_name("pi"))
 
 
 def test_solo_mode_has_no_simulated_user():
-    log = run_eval(pibench_task(None, source=str(MINI), agent="oracle", user="solo", scenarios="MINI_002_FINAL_SALE"))
+    log = run_eval(registered(source=str(MINI), agent="oracle", user="solo", scenarios="MINI_002_FINAL_SALE"))
     s = log.samples[0]
     assert [m.role for m in s.messages].count("user") == 1
     assert s.store[TERMINATION] == "agent_stop" and s.store[USER_MODEL] == "solo"
@@ -30,6 +30,9 @@ def test_pi_run_one_file(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     log = read_eval_log(list_eval_logs(str(tmp_path))[0])
     assert {s.id for s in log.samples} == {"MINI_003_BIG_ORDER"} and len(log.samples) == 2
+    # the registered task by name, with its arguments: inspect eval-retry and inspect score find it
+    assert log.eval.task == "pibench_inspect/pibench" and log.eval.task_args["agent"] == "oracle"
+    assert log.eval.config.epochs == 2
     assert log.samples[0].store[USER_MODEL] == "solo"
 
 

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MINI, run_eval
+from conftest import MINI, registered, run_eval
 from pibench_inspect.cli import main as pibench_main
 from pibench_inspect.scenario.shard import in_shard, parse_shard, shard_of
-from pibench_inspect.task import pibench_task
 
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 
@@ -25,7 +24,10 @@ def test_shard_values_are_checked():
         with pytest.raises(ValueError, match="K/N"):
             parse_shard(bad)
     with pytest.raises(ValueError, match="-T shard"):
-        pibench_task(None, source=str(MINI), shard="4/3")
+        registered(source=str(MINI), agent="oracle", user="scripted", shard="4/3")
+    # a part with no scenario in it says so
+    with pytest.raises(ValueError, match="-T shard=2/3: no scenario"):
+        registered(source=str(MINI), agent="oracle", user="scripted", shard="2/3")
 
 
 def test_shards_are_stable_and_partition_the_selection():
@@ -64,14 +66,14 @@ def test_three_shard_processes_report_exactly_the_unsharded_run(tmp_path: Path):
     def run(logs: Path, *extra: str) -> subprocess.Popen:
         return subprocess.Popen(
             [INSPECT, "eval", "pibench_inspect/pibench", "-T", f"source={src}", "-T", "agent=oracle",
-             "-T", "user=scripted", "-T", "epochs=2", "--model", "none", "--display", "none",
+             "-T", "user=scripted", "--epochs", "2", "--model", "none", "--display", "none",
              "--log-dir", str(logs), *extra],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )
 
     procs = [run(tmp_path / "shards", "-T", f"shard={k}/3") for k in (1, 2, 3)]
     # the unsharded run in this process while the shards run in theirs
-    whole_log = run_eval(pibench_task(None, source=str(src), agent="oracle", user="scripted", epochs=2),
+    whole_log = run_eval(registered(source=str(src), agent="oracle", user="scripted"), epochs=2,
                          log_dir=str(tmp_path / "all"))
     assert whole_log.status == "success"
     for p in procs:

@@ -56,3 +56,43 @@ def test_agent_prompt_has_policy_and_contract_but_no_answer():
     assert "MINI-1.3" in prompt and "record_decision" in prompt and "2026-11-02T10:00:00+00:00" in prompt
     assert "SECRET-NOTE" not in prompt and s.scenario_id not in prompt
     assert "earlier contact" not in prompt  # the state patch is never printed
+
+
+def _llm_user_configs(role_config=None, **task_args):
+    """What the LLM user generated with, per sample (oracle agent, two scenarios, two epochs)."""
+    from inspect_ai.model import GenerateConfig, get_model
+
+    from conftest import MINI, mock_outputs, registered, run_eval
+
+    user = get_model("mockllm/model", config=role_config or GenerateConfig(),
+                     custom_outputs=mock_outputs(*["Thanks, bye. ###STOP###"] * 8))
+    log = run_eval(registered(source=str(MINI), agent="oracle", user="llm", **task_args),
+                   sample_id=["MINI_001_REFUND_OK", "MINI_002_FINAL_SALE"], epochs=2, model_roles={"user": user})
+    out = {}
+    for s in log.samples:
+        (event,) = [e for e in s.events if e.event == "model" and e.role == "user"]
+        out[(str(s.id), s.epoch)] = (event.config.temperature, event.config.seed, s.store["pibench:user_config"])
+    return out, log
+
+
+def test_role_settings_are_kept_and_seeds_derive_per_scenario_and_epoch(tmp_path):
+    from inspect_ai.model import GenerateConfig
+
+    from pibench_inspect.reports.logs import load_logs
+    from pibench_inspect.reports.provenance import provenance
+    from pibench_inspect.reports.rows import log_rows
+    from pibench_inspect.scoring.payload import derive_seed
+
+    role, _ = _llm_user_configs(GenerateConfig(temperature=0.7, seed=7))
+    assert {(t, seed) for t, seed, _ in role.values()} == {(0.7, 7)}  # not overridden by -T defaults
+    derived, log = _llm_user_configs()
+    assert all(t == 0.0 for t, _, _ in derived.values())
+    assert {k: seed for k, (_, seed, _) in derived.items()} == {
+        (sid, ep): derive_seed(42, sid, ep - 1) for sid, ep in derived}  # as remote parties get theirs
+    given, _ = _llm_user_configs(GenerateConfig(temperature=0.7, seed=7), user_temperature=0.2, user_seed=5)
+    assert {k: (t, seed) for k, (t, seed, _) in given.items()} == {
+        (sid, ep): (0.2, derive_seed(5, sid, ep - 1)) for sid, ep in given}
+    # provenance says what the user actually ran with
+    loaded = load_logs([log.location])
+    user = provenance(loaded, log_rows(loaded))["logs"][0]["models"]["user"]["generate_config"]
+    assert user == {"temperature": 0.0, "seed": "derived per scenario and epoch from 42"}

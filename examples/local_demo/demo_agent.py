@@ -3,7 +3,7 @@
 It looks up the first record id the customer mentions, escalates every request by recording
 ESCALATE, and says so. Run it keylessly against the mini fixture or any domain:
 
-    inspect eval pibench_inspect/pibench.py -T agent=examples.local_demo.demo_agent:CautiousAgent \\
+    inspect eval pibench_inspect/pibench -T agent=examples.local_demo.demo_agent:CautiousAgent \\
         -T user=scripted --model none
 
 (from the repository root, so `examples` is importable). Replace `generate` with calls to your

@@ -3,7 +3,8 @@
     pibench serve-agent examples.local_demo.demo_agent:CautiousAgent --port 8766
 
 The card declares the bootstrap extension (unless --no-bootstrap). Bootstrapped: the agent is
-created once per context, and each turn feeds it only the messages it has not seen. Stateless:
+created once per context, and each turn feeds it only the messages it has not seen; the context
+id is the server's own, unguessable, and the session expires by age (ProtocolAgentHost). Stateless:
 each request creates the agent afresh and replays the whole history, so a deterministic agent
 answers exactly as it would locally. Replies are a data part `{"tool_calls": [OpenAI style],
 "content"?}` or `{"content": text}`; an agent whose is_stop() says so gets a stop token appended.
@@ -14,6 +15,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import secrets
+import time
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -24,7 +27,8 @@ from ..local.adapter import load_agent
 from ..local.replay import ReplayError, Session, answer, openai_calls, protocol_tools, protocol_turns, reply_text, with_stop
 from .serving import JsonExecutor, RequestProblem, agent_card, build_app
 
-MAX_SESSIONS = 1000  # bootstrapped contexts kept (oldest evicted; the original never evicted)
+MAX_SESSIONS = 1000  # live bootstrapped contexts; a bootstrap beyond this is refused, none evicted
+SESSION_TTL = 3600.0  # seconds a context lives after its last use
 
 
 def wire_reply(message: Any, stop: bool) -> dict[str, Any]:
@@ -40,9 +44,46 @@ def wire_reply(message: Any, stop: bool) -> dict[str, Any]:
 
 
 class ProtocolAgentHost:
-    def __init__(self, factory: Callable[[], Any]):
+    """Sessions belong to whoever bootstrapped them: the context id is ours, random and
+    unguessable (never the caller's contextId), so no caller can take over or replace another's
+    session. They expire by age (`ttl` seconds after their last use), never by pressure: when
+    `max_sessions` are live, a new bootstrap is refused rather than a live session evicted."""
+
+    def __init__(self, factory: Callable[[], Any], max_sessions: int = MAX_SESSIONS, ttl: float = SESSION_TTL,
+                 clock: Callable[[], float] = time.monotonic):
         self.factory = factory
-        self.sessions: OrderedDict[str, Session] = OrderedDict()
+        self.max_sessions, self.ttl, self.clock = max_sessions, ttl, clock
+        self.sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
+        self.used: dict[str, float] = {}
+
+    def _expire(self) -> None:
+        cutoff = self.clock() - self.ttl
+        while self.sessions:
+            oldest = next(iter(self.sessions))
+            if self.used[oldest] > cutoff:
+                break
+            del self.sessions[oldest], self.used[oldest]
+
+    def _open(self, session: Session) -> str:
+        self._expire()
+        if len(self.sessions) >= self.max_sessions:
+            raise RequestProblem(f"this server holds {self.max_sessions} live sessions, the most it keeps; "
+                                 "bootstrap again later or use stateless mode")
+        context_id = secrets.token_urlsafe(24)
+        self.sessions[context_id] = session
+        self.used[context_id] = self.clock()
+        return context_id
+
+    def _session(self, context_id: Any) -> Session:
+        self._expire()
+        key = str(context_id)
+        session = self.sessions.get(key)
+        if session is None:
+            # the same answer for an id never issued and one expired: ids are not to be probed
+            raise RequestProblem("unknown or expired context_id: bootstrap first")
+        self.sessions.move_to_end(key)
+        self.used[key] = self.clock()
+        return session
 
     def _new_session(self, data: dict[str, Any]) -> Session:
         context = data.get("benchmark_context")
@@ -56,12 +97,7 @@ class ProtocolAgentHost:
 
     async def handle(self, data: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         if data.get("bootstrap") is True:
-            session = self._new_session(data)
-            context_id = ctx.context_id or ""
-            self.sessions[context_id] = session
-            while len(self.sessions) > MAX_SESSIONS:
-                self.sessions.popitem(last=False)
-            return {"bootstrapped": True, "context_id": context_id}
+            return {"bootstrapped": True, "context_id": self._open(self._new_session(data))}
         history = data.get("messages")
         if not isinstance(history, list):
             raise RequestProblem("'messages' must be the conversation as a list of OpenAI-format messages")
@@ -70,9 +106,7 @@ class ProtocolAgentHost:
             raise RequestProblem("'messages' holds no user message or tool result to answer")
         context_id = data.get("context_id")
         if context_id is not None:
-            session = self.sessions.get(str(context_id))
-            if session is None:
-                raise RequestProblem(f"unknown context_id {context_id!r}: bootstrap first")
+            session = self._session(context_id)
         else:
             session = self._new_session(data)  # stateless: replay everything
         try:
@@ -83,13 +117,14 @@ class ProtocolAgentHost:
         return wire_reply(reply, stop)
 
 
-def build_agent_app(factory: Callable[[], Any], url: str, bootstrap: bool = True, name: str = "protocol agent"):
+def build_agent_app(factory: Callable[[], Any], url: str, bootstrap: bool = True, name: str = "protocol agent",
+                    max_sessions: int = MAX_SESSIONS, session_ttl: float = SESSION_TTL):
     skill = AgentSkill(id="policy_compliant_agent", name="Policy-compliant service agent",
                        description="Answers customers and calls the benchmark's tools under its policy.",
                        tags=["pi-bench", "agent"])
     card = agent_card(f"pibench {name}", "A five-operation protocol agent served over A2A.", url, skill,
                       bootstrap=bootstrap)
-    host = ProtocolAgentHost(factory)
+    host = ProtocolAgentHost(factory, max_sessions, session_ttl)
     app = build_app(card, JsonExecutor(host.handle), {"status": "ok", "agent": name, "bootstrap": bootstrap})
     app.state.host = host  # tests and operators can see the live sessions
     return app
@@ -103,7 +138,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8766)
     parser.add_argument("--card-url", help="public URL for the card (default http://HOST:PORT/)")
     parser.add_argument("--no-bootstrap", action="store_true", help="do not declare the bootstrap extension")
+    parser.add_argument("--max-sessions", type=int, default=MAX_SESSIONS,
+                        help=f"live bootstrapped sessions kept; more bootstraps are refused (default {MAX_SESSIONS})")
+    parser.add_argument("--session-ttl", type=float, default=SESSION_TTL,
+                        help=f"seconds a session lives after its last use (default {SESSION_TTL:g})")
     args = parser.parse_args(argv)
+    if args.max_sessions < 1 or args.session_ttl <= 0:
+        parser.error("--max-sessions must be at least 1 and --session-ttl positive")
     try:
         kwargs = json.loads(args.agent_args)
         if not isinstance(kwargs, dict):
@@ -114,7 +155,8 @@ def main(argv: list[str] | None = None) -> None:
     import uvicorn
 
     app = build_agent_app(lambda: load_agent(args.agent, kwargs), args.card_url or f"http://{args.host}:{args.port}/",
-                          bootstrap=not args.no_bootstrap, name=args.agent)
+                          bootstrap=not args.no_bootstrap, name=args.agent, max_sessions=args.max_sessions,
+                          session_ttl=args.session_ttl)
     print(f"serving {args.agent} over A2A at http://{args.host}:{args.port}/ (bootstrap: {not args.no_bootstrap})", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 

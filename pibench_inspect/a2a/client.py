@@ -1,23 +1,30 @@
-"""An async A2A client: read the agent card, send a message, return its reply or raise A2AError.
+"""An async A2A client: read the agent card, send a message, return its reply.
 
-One client per sample (one HTTP connection pool, nothing shared between samples). Every failure
-becomes an A2AError that names the URL and the cause, so a sample's record says what went wrong.
+One client per sample (one HTTP connection pool, nothing shared between samples). Two kinds of
+failure, both naming the URL and the cause:
+* A2AUnavailable: the peer cannot be reached or does not answer (connection refused or dropped,
+  HTTP 5xx after retries, no reply within the deadline) -- the infrastructure failed;
+* A2AError: the peer answered with something we cannot use (an HTTP 3xx/4xx, a JSON-RPC error, a
+  failed task, a reply that is not JSON, too large or too deep) -- the peer's own doing.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 import httpx
 
-from .wire import BOOTSTRAP_URN, V03, V10, A2AError, Dialect, Reply, parse_reply, _snippet
+from .wire import BOOTSTRAP_URN, V03, V10, A2AError, A2AUnavailable, Dialect, Reply, _snippet, loads, parse_reply
 
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 DEFAULT_TIMEOUT = 120.0
 CARD_TIMEOUT = 10.0
+MAX_REPLY_BYTES = 8 << 20  # one turn's reply; a whole conversation's history is far smaller
+RETRIES = 2  # after a connection failure or a 5xx, within the turn's deadline
+RETRY_WAIT = 0.5  # seconds before the first retry, doubled each time
 
 
 @dataclass(frozen=True)
@@ -60,26 +67,45 @@ def read_card(card: dict[str, Any]) -> CardInfo:
 
 
 class A2AClient:
+    """`timeout` is a deadline for a whole exchange (connect, retries, headers, the last byte):
+    a peer that trickles its reply or its headers is cut at the deadline, however steadily it
+    sends. Redirects are not followed (a peer cannot send us to another host)."""
+
     def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT, dialect: Dialect | None = None):
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise A2AError(f"agent URL {url!r} must start with http:// or https://")
         self.url = url.rstrip("/") or url
         self.timeout = timeout
         self.dialect = dialect or V03
-        self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout), follow_redirects=True)
+        self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout), follow_redirects=False)
 
     async def card(self) -> CardInfo:
         """The first card found; none found means v0.3 without extensions (not an error: the
-        original never required a card)."""
-        for card_url in card_urls(self.url):
+        original never required a card). A host that cannot be reached at all is A2AUnavailable."""
+        unreachable: list[str] = []
+        urls = card_urls(self.url)
+        for card_url in urls:
             try:
-                response = await self._http.get(card_url, timeout=CARD_TIMEOUT)
-                if response.status_code == 200:
-                    info = read_card(response.json())
+                with anyio.fail_after(min(self.timeout, CARD_TIMEOUT)):
+                    response = await self._http.get(card_url)
+                    body = await _read_limited(response, card_url) if response.status_code == 200 else None
+            except (httpx.TransportError, TimeoutError) as err:
+                unreachable.append(f"{type(err).__name__}: {err}".rstrip(": "))
+                continue
+            except A2AError:  # a card too large: as good as none
+                continue
+            if body is None:
+                continue
+            try:
+                card = loads(body, card_url, "card")
+                if isinstance(card, dict):
+                    info = read_card(card)
                     self.dialect = info.dialect
                     return info
-            except (httpx.HTTPError, ValueError, AttributeError, TypeError):
+            except (A2AError, ValueError, AttributeError, TypeError):
                 continue
+        if len(unreachable) == len(urls):
+            raise A2AUnavailable(f"cannot reach {self.url}: {unreachable[0]}")
         return CardInfo(False, self.dialect, False)
 
     async def send(
@@ -90,21 +116,69 @@ class A2AClient:
         metadata: dict[str, Any] | None = None,
     ) -> Reply:
         payload = self.dialect.request(self.dialect.message(parts, context_id=context_id, metadata=metadata))
+        problems: list[str] = []  # of earlier attempts, when the deadline cuts the retries short
         try:
-            response = await self._http.post(self.url, json=payload, headers=self.dialect.headers())
-        except httpx.TimeoutException:
-            raise A2AError(f"{self.url} did not answer within {self.timeout:g} s (timeout)") from None
-        except httpx.HTTPError as err:
-            raise A2AError(f"cannot reach {self.url}: {type(err).__name__}: {err}") from None
+            with anyio.fail_after(self.timeout):
+                status, raw = await self._post_with_retries(payload, problems)
+        except TimeoutError:
+            before = f"; before that: {problems[-1]}" if problems else ""
+            raise A2AUnavailable(
+                f"{self.url} did not answer within {self.timeout:g} s (the deadline per turn){before}") from None
+        body: Any = None
         try:
-            body = response.json()
-        except (json.JSONDecodeError, ValueError):
-            body = None
-        if response.status_code >= 400 and not (isinstance(body, dict) and body.get("error")):
-            raise A2AError(f"{self.url} answered HTTP {response.status_code}: {_snippet(response.text)}")
-        if body is None:
-            raise A2AError(f"{self.url} replied with something that is not JSON: {_snippet(response.text)}")
+            body = loads(raw, self.url)
+        except A2AError:
+            if status < 300:
+                raise
+            body = None  # an HTTP error page: the status says it
+        if status >= 300 and not (isinstance(body, dict) and body.get("error")):
+            why = " (redirects are not followed)" if status < 400 else ""
+            raise A2AError(f"{self.url} answered HTTP {status}{why}", _snippet(raw.decode("utf-8", "replace")))
         return parse_reply(body, self.url, self.dialect.v1)
+
+    async def _post_with_retries(self, payload: dict[str, Any], problems: list[str]) -> tuple[int, bytes]:
+        """POST until an answer that is not a 5xx, at most 1 + RETRIES times; a peer that cannot
+        be reached, drops the connection or keeps answering 5xx is A2AUnavailable."""
+        for attempt in range(1 + RETRIES):
+            if attempt:
+                await anyio.sleep(RETRY_WAIT * 2 ** (attempt - 1))
+            try:
+                async with self._http.stream("POST", self.url, json=payload, headers=self.dialect.headers()) as response:
+                    raw = await _read_limited(response, self.url)
+                    status = response.status_code
+            except httpx.TimeoutException:
+                raise TimeoutError from None  # the deadline's business: reported as such by send()
+            except httpx.TransportError as err:
+                problems.append(f"cannot reach {self.url}: {type(err).__name__}: {err}".rstrip(": "))
+                continue
+            if status >= 500 and not _jsonrpc_error(raw):
+                problems.append(f"{self.url} answered HTTP {status}")
+                continue
+            return status, raw
+        raise A2AUnavailable(f"{problems[-1]} (after {1 + RETRIES} attempts)")
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+async def _read_limited(response: httpx.Response, url: str) -> bytes:
+    """The body, refused once it passes MAX_REPLY_BYTES (a peer decides how much it sends)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_REPLY_BYTES:
+        raise A2AError(f"{url} sent a reply larger than {MAX_REPLY_BYTES} bytes ({int(declared)})")
+    chunks, size = [], 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise A2AError(f"{url} sent a reply larger than {MAX_REPLY_BYTES} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _jsonrpc_error(raw: bytes) -> bool:
+    """A 5xx that carries a JSON-RPC error is the peer's answer, not an outage."""
+    try:
+        body = loads(raw, "")
+    except A2AError:
+        return False
+    return isinstance(body, dict) and bool(body.get("error"))

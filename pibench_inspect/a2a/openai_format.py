@@ -13,7 +13,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolDef
 
-from .wire import A2AError
+from .wire import MAX_DEPTH, A2AError, depth_exceeds, loads
 
 
 def openai_tools(tools: list[ToolDef]) -> list[dict[str, Any]]:
@@ -60,9 +60,12 @@ def protocol_calls(calls: Any, where: str) -> list[dict[str, Any]]:
             raise A2AError(f"{where}: tool_calls[{i}] has no function name")
         if isinstance(args, str):
             try:
-                args = json.loads(args) if args.strip() else {}
-            except json.JSONDecodeError as err:
-                raise A2AError(f"{where}: tool_calls[{i}] ({name}) arguments are not valid JSON: {err}") from None
+                args = loads(args, where, "value") if args.strip() else {}
+            except A2AError as err:
+                why = str(err).removeprefix(f"{where} sent a value ")
+                raise A2AError(f"{where}: tool_calls[{i}] ({name}) arguments are not valid JSON: {why}") from None
+        elif depth_exceeds(args, MAX_DEPTH):
+            raise A2AError(f"{where}: tool_calls[{i}] ({name}) arguments are nested deeper than {MAX_DEPTH} levels")
         if not isinstance(args, dict):
             raise A2AError(f"{where}: tool_calls[{i}] ({name}) arguments must be an object")
         call_id = c.get("id") if isinstance(c.get("id"), str) and c.get("id") else f"call_{uuid.uuid4().hex[:12]}"

@@ -21,7 +21,7 @@ from ..conversation.users import STOP_TOKENS
 from ..local.adapter import AgentProtocolError, to_inspect
 from .client import A2AClient, CardInfo
 from .openai_format import assistant_message, openai_history, openai_tools
-from .wire import BOOTSTRAP_URN, A2AError, data_part, first_data, new_id
+from .wire import BOOTSTRAP_URN, A2AError, _snippet, data_part, first_data, new_id
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +58,8 @@ class A2APurpleAgent:
                                            metadata={"pibench_run_id": self.run_id})
             answer = first_data(reply, self.url, "the bootstrap answer")
             if answer.get("bootstrapped") is not True or not isinstance(answer.get("context_id"), str) or not answer["context_id"]:
-                raise A2AError(f"{self.url}: the bootstrap answer lacks bootstrapped=true and a context_id: {answer}")
+                raise A2AError(f"{self.url}: the bootstrap answer lacks bootstrapped=true and a context_id",
+                               _snippet(answer))
         except A2AError as err:
             if self.mode == "bootstrap":
                 raise
@@ -86,6 +87,8 @@ class A2APurpleAgent:
                                            metadata={"pibench_run_id": self.run_id})
             message = assistant_message(reply.parts, self.url)
         except A2AError as err:
+            if err.detail:  # what the agent sent, for the transcript (never into the error text)
+                transcript().info({"a2a agent reply": err.detail})
             raise AgentProtocolError(f"A2A agent error: {err}") from None
         out = to_inspect(message)
         if (message.get("content") or "").strip() in STOP_TOKENS:

@@ -18,11 +18,15 @@ from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.server.context import ServerCallContext
-from a2a.types import AgentCapabilities, AgentCard, AgentExtension, AgentSkill, DataPart, Part, Task, TextPart
+from a2a.types import (AgentCapabilities, AgentCard, AgentExtension, AgentSkill, DataPart, Part, Task,
+                       TaskNotCancelableError, TextPart)
 from a2a.utils import new_task
+from a2a.utils.errors import ServerError
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from .lenient import LenientMessages
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +94,9 @@ class JsonExecutor(AgentExecutor):
         await updater.complete(updater.new_agent_message([Part(root=DataPart(data=out))]))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        raise RequestProblem("cancel is not supported")
+        # a turn is short and not interruptible; say so in A2A's own terms (not -32603)
+        raise ServerError(error=TaskNotCancelableError(
+            message=f"task {context.task_id} cannot be canceled: a turn runs to its end"))
 
 
 def agent_card(name: str, description: str, url: str, skill: AgentSkill, bootstrap: bool = False,
@@ -118,4 +124,6 @@ def build_app(card: AgentCard, executor: AgentExecutor, health: dict[str, Any],
     async def health_route(request):  # noqa: ANN001
         return JSONResponse(health)
 
-    return Starlette(routes=[Route("/health", health_route, methods=["GET"]), *a2a.routes()])
+    app = Starlette(routes=[Route("/health", health_route, methods=["GET"]), *a2a.routes()])
+    app.add_middleware(LenientMessages)  # the original's clients omit messageId and kind
+    return app

@@ -10,11 +10,14 @@ it returns rides along on the next request:
 
 The user only ever sees the agent's visible text, never tool calls or tool results.
 
-A failing user server (unreachable, timeout, HTTP or JSON-RPC error, a reply we cannot use) must
-not crash the sample: `next` records the reason in the transcript and in the sample store under
-USER_ERROR, then ends the conversation with ###STOP###. The solver then ends the run as
-`user_error`, which is scored as an abnormal termination (as in the original) with the reason
-in the score's metadata and the leaderboard row.
+A user server that cannot be reached or does not answer within `-T a2a_timeout` (connection
+refused, HTTP 5xx after retries, the deadline passed) is an infrastructure failure: A2AUnavailable
+propagates and the sample ends as an Inspect sample error (retryable, out of the scores). A user
+server that answers with something unusable (an HTTP 4xx, a JSON-RPC error, a failed task, a
+reply we cannot read) must not crash the sample: `next` records the reason in the transcript and
+in the sample store under USER_ERROR, then ends the conversation with ###STOP###. The solver then
+ends the run as `user_error`, scored as an abnormal termination (as in the original) with the
+reason in the score's metadata and the leaderboard row.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from ..conversation.solver import GREETING, USER_ERROR
 from ..conversation.users import UserTurn, split_stop
 from ..scenario.model import UserSimulation
 from .client import A2AClient
-from .wire import A2AError, data_part, first_data, message_content
+from .wire import A2AError, A2AUnavailable, bounded, data_part, first_data, message_content
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +79,7 @@ class A2AUser:
     def _state_of(self, data: dict[str, Any], what: str) -> dict[str, Any]:
         state = data.get("state")
         if not isinstance(state, dict):
-            raise A2AError(f"{self.url}: the {what} reply has no 'state' object: {sorted(data)}")
+            raise A2AError(f"{self.url}: the {what} reply has no 'state' object")
         return state
 
     async def next(self, messages: list[ChatMessage]) -> UserTurn:
@@ -84,8 +87,8 @@ class A2AUser:
             return UserTurn("", "###STOP###")
         try:
             return await self._next(messages)
-        except LimitExceededError:
-            raise  # an Inspect limit is the solver's to handle, not a user failure
+        except (LimitExceededError, A2AUnavailable):
+            raise  # an Inspect limit is the solver's to handle; an outage is the sample's error
         except Exception as err:  # never let a network or protocol failure crash the sample
             return self._fail(err)
 
@@ -113,9 +116,11 @@ class A2AUser:
         return turn
 
     def _fail(self, err: Exception) -> UserTurn:
-        reason = str(err) if isinstance(err, A2AError) else f"{self.url}: {type(err).__name__}: {err}"
+        reason = str(err) if isinstance(err, A2AError) else bounded(f"{self.url}: {type(err).__name__}: {err}")
         self._ended = self._failed = True
         logger.warning("simulated user over A2A failed: %s", reason)
+        if isinstance(err, A2AError) and err.detail:
+            transcript().info({"a2a user reply": err.detail})
         transcript().info({"user error": reason})
         store().set(USER_ERROR, reason)
         return UserTurn("", "###STOP###")

@@ -17,9 +17,65 @@ from ..local.adapter import text_of
 
 BOOTSTRAP_URN = "urn:pi-bench:policy-bootstrap:v1"
 
+MAX_DEPTH = 100  # nesting levels kept from a peer's JSON (deeper is refused, not recursed into)
+MAX_ERROR_CHARS = 500  # what is kept of a peer's own error text
+
+
 class A2AError(Exception):
-    """A remote A2A peer failed: unreachable, timed out, HTTP error, JSON-RPC error or a reply
-    we cannot use. The message names the URL and says which."""
+    """A remote A2A peer answered, but with something we cannot use: an HTTP error status, a
+    JSON-RPC error, a failed task, a reply that is not JSON, too large or too deep, or lacks what
+    the protocol needs. The message names the URL and says which. `detail` holds a snippet of
+    what was received, for the transcript only: bodies never go into messages, which can reach
+    a caller (the green server's artifact)."""
+
+    def __init__(self, message: str, detail: str = ""):
+        super().__init__(bounded(message))
+        self.detail = detail
+
+
+class A2AUnavailable(Exception):
+    """The remote peer could not be reached or did not answer: connection refused, reset or
+    dropped, HTTP 5xx after retries, no reply within the deadline. An infrastructure failure:
+    deliberately not an A2AError, so it ends the sample as an Inspect sample error (retryable,
+    out of the scores) rather than as the agent's own outcome."""
+
+
+def bounded(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """Error text from a peer is kept to `limit` characters (a peer decides its length)."""
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(raw: str | bytes, url: str, what: str = "reply") -> Any:
+    """Strict JSON from a peer, nested at most MAX_DEPTH deep: deep nesting would otherwise
+    recurse (a RecursionError in the parser or later in whatever walks the value), and NaN or
+    Infinity would be written into the log as bare tokens strict JSON readers reject."""
+    try:
+        value = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise A2AError(f"{url} sent a {what} nested deeper than {MAX_DEPTH} levels") from None
+    except (ValueError, UnicodeDecodeError) as err:  # json.JSONDecodeError is a ValueError
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        raise A2AError(f"{url} sent a {what} that is not JSON ({str(err)[:120]})", _snippet(text)) from None
+    if depth_exceeds(value, MAX_DEPTH):
+        raise A2AError(f"{url} sent a {what} nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether containers nest deeper than `limit` (iterative: no recursion on hostile input)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
 
 
 def new_id() -> str:
@@ -133,19 +189,21 @@ def _state(value: Any) -> str | None:
 def parse_reply(body: Any, url: str, v1: bool = False) -> Reply:
     """A JSON-RPC response body -> Reply, or A2AError naming what is wrong with it."""
     if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
-        raise A2AError(f"{url} did not answer with a JSON-RPC 2.0 response: {_snippet(body)}")
+        raise A2AError(f"{url} did not answer with a JSON-RPC 2.0 response", _snippet(body))
     if "error" in body and body["error"] is not None:
         err = body["error"] if isinstance(body["error"], dict) else {"message": str(body["error"])}
-        raise A2AError(f"{url} returned JSON-RPC error {err.get('code', '?')}: {err.get('message', '')}".rstrip())
+        # the peer's own words about its failure (a protocol field, not a body), kept short
+        code, said = str(err.get("code", "?"))[:20], bounded(str(err.get("message", "")), 200)
+        raise A2AError(f"{url} returned JSON-RPC error {code}: {said}".rstrip())
     result = body.get("result")
     if not isinstance(result, dict):
-        raise A2AError(f"{url} returned a JSON-RPC response without a result object: {_snippet(body)}")
+        raise A2AError(f"{url} returned a JSON-RPC response without a result object", _snippet(body))
     # 1.x wraps the result: {"task": {...}} or {"message": {...}}
     wrapped = len(result) == 1 and next(iter(result)) in ("task", "message")
     if v1 or wrapped:
         kind = "task" if "task" in result else "message" if "message" in result else None
         if kind is None or not isinstance(result[kind], dict):
-            raise A2AError(f"{url} returned a result with neither a task nor a message: {_snippet(body)}")
+            raise A2AError(f"{url} returned a result with neither a task nor a message", _snippet(body))
         result = result[kind]
         is_task = kind == "task"
     else:
@@ -170,7 +228,7 @@ def parse_reply(body: Any, url: str, v1: bool = False) -> Reply:
     reply.parts = [p for p in (_normal_part(c, v1) for c in candidates) if p is not None]
     if reply.state in ("failed", "rejected", "canceled"):
         said = " ".join(p.get("text", "") for p in reply.parts if p["kind"] == "text").strip()
-        raise A2AError(f"{url} ended the task as {reply.state}" + (f": {said[:300]}" if said else ""))
+        raise A2AError(f"{url} ended the task as {reply.state}" + (f": {bounded(said, 200)}" if said else ""))
     return reply
 
 
@@ -195,4 +253,4 @@ def first_data(reply: Reply, url: str, what: str) -> dict[str, Any]:
     for part in reply.parts:
         if part["kind"] == "data" and isinstance(part.get("data"), dict):
             return part["data"]
-    raise A2AError(f"{url} sent no data part with an object for {what}: {_snippet(reply.raw)}")
+    raise A2AError(f"{url} sent no data part with an object for {what}", _snippet(reply.raw))

@@ -11,13 +11,11 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 from ..scenario.model import LABELS
+from .fences import fenced_blocks
 from .trace import Trace
-
-FENCE = re.compile(r"```(?:json)?\s*\n(.*?)\n```", re.S)
 
 
 @dataclass
@@ -47,13 +45,13 @@ def resolve_decision(trace: Trace, tool: str = "record_decision") -> Decision:
         return Decision(None, None, "INVALID_DECISION")
     found = []
     for msg in trace.agent_messages:
-        for block in FENCE.finditer(msg.text):
+        for body, span in fenced_blocks(msg.text):
             try:
-                obj = json.loads(block.group(1).strip())
-            except json.JSONDecodeError:
+                obj = json.loads(body.strip())
+            except (ValueError, RecursionError):  # the agent's text: anything, nested any depth
                 continue
             if isinstance(obj, dict) and isinstance(obj.get("decision"), str) and obj["decision"] in LABELS:
-                found.append((obj["decision"], msg.message_index, block.group(0)))
+                found.append((obj["decision"], msg.message_index, span))
     if len(found) == 1:
         d, idx, span = found[0]
         return Decision(d, "json", None, {"message_index": idx, "matched_span": span})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -36,6 +37,7 @@ from ..local.adapter import AgentProtocolError
 from .agents import BUILTIN_AGENTS, ModelAgent, builtin_agent
 from .prompts import benchmark_context, system_prompt
 from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
+from .json_safe import json_safe_calls
 
 GREETING = "Hi! How can I help you today?"
 
@@ -48,6 +50,12 @@ AGENT = "pibench:agent"
 ORACLE_NOTES = "pibench:oracle_notes"
 AGENT_ERROR = "pibench:agent_error"
 USER_ERROR = "pibench:user_error"  # why a remote simulated user failed
+USER_CONFIG = "pibench:user_config"  # what the LLM user generated with (provenance)
+SEED_BASE = 42  # the original's default base seed
+
+
+def seed_base(config: "ConversationConfig") -> int:
+    return SEED_BASE if config.user_seed is None else config.user_seed
 
 
 def stored_final_state(store: Any) -> dict[str, Any] | None:
@@ -72,8 +80,10 @@ class ConversationConfig:
     user: str = "llm"
     max_steps: int = 40
     max_user_turns: int = 8
-    user_temperature: float = 0.0
-    user_seed: int = 42
+    # None: not given (-T), so the `user` role's own settings apply (temperature 0.0 and a seed
+    # derived from 42 per scenario and epoch when the role sets none)
+    user_temperature: float | None = None
+    user_seed: int | None = None
     hard_gate: bool = False
     # None: follow the domain (original pi-bench folders open with the original's greeting)
     parity: bool | None = None
@@ -95,14 +105,14 @@ def is_none_model(model: Any) -> bool:
     return model.api.model_name == "none" or str(model).startswith("none")
 
 
-def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1):
+def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1, seed_id: str | None = None):
     if config.user == "a2a":
         # the simulated user runs in another process, behind an A2A server (reference 5.8)
         from ..a2a.user_client import A2AUser
         from ..scoring.payload import derive_seed
 
         return A2AUser(config.user_url or "", scenario.user_simulation,
-                       derive_seed(config.user_seed, scenario.scenario_id, epoch - 1), config.a2a_timeout)
+                       derive_seed(seed_base(config), seed_id or scenario.scenario_id, epoch - 1), config.a2a_timeout)
     if config.user == "scripted":
         return ScriptedUser(scenario.user_simulation)
     if config.user == "solo":
@@ -115,15 +125,30 @@ def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1):
             "the simulated user needs a model: bind one with --model-role user=PROVIDER/MODEL, "
             "pass --model, or run keylessly with -T user=scripted"
         )
-    gen = GenerateConfig(temperature=config.user_temperature, seed=config.user_seed)
-    return LLMUser(scenario.user_simulation, model, config.max_user_turns, gen)
+    return LLMUser(scenario.user_simulation, model, config.max_user_turns, user_generate_config(config, model, scenario, epoch))
 
 
-def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, epoch: int = 1):
+def user_generate_config(config: ConversationConfig, model: Any, scenario: Scenario, epoch: int) -> GenerateConfig:
+    """-T user_temperature / user_seed when given, else the role's own settings, else
+    temperature 0 and the seed the original derived per scenario and trial (as remote parties get)."""
+    from ..scoring.payload import derive_seed
+
+    role = model.config
+    temperature = config.user_temperature if config.user_temperature is not None else (
+        role.temperature if role.temperature is not None else 0.0)
+    if config.user_seed is None and role.seed is not None:
+        seed = role.seed
+    else:
+        seed = derive_seed(seed_base(config), scenario.scenario_id, epoch - 1)
+    return GenerateConfig(temperature=temperature, seed=seed)
+
+
+def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, epoch: int = 1,
+               seed_id: str | None = None):
     from ..scoring.payload import derive_seed
 
     # external agents get the seed the original's runner derived for this scenario and trial
-    seed = derive_seed(config.user_seed, scenario.scenario_id, epoch - 1)
+    seed = derive_seed(seed_base(config), scenario.scenario_id, epoch - 1)
     if config.agent == "model":
         return ModelAgent(get_model())
     if ":" in config.agent:
@@ -137,7 +162,7 @@ def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, e
         return A2APurpleAgent(
             config.agent_url or "",
             benchmark_context(scenario, domain),
-            seed,
+            derive_seed(seed_base(config), seed_id or scenario.scenario_id, epoch - 1),
             timeout=config.a2a_timeout,
             mode=config.agent_mode,
             domain=domain.name,
@@ -147,6 +172,15 @@ def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, e
     raise ValueError(
         f"-T agent={config.agent!r}: expected 'model' or one of {', '.join(BUILTIN_AGENTS)}"
     )
+
+
+def show_turn(who: str, said: Any) -> None:
+    """A turn of a party that is not an Inspect model, as an event of the sample's transcript
+    (a model's turns appear there as its model events)."""
+    if isinstance(said, ChatMessageAssistant):
+        calls = [f"{c.function}({json.dumps(c.arguments, default=str)})" for c in said.tool_calls or []]
+        said = "\n".join(x for x in [said.text, *calls] if x) or "(said nothing)"
+    transcript().info(str(said), source=who)
 
 
 async def close_party(party: Any) -> None:
@@ -189,16 +223,20 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
         try:
             tools = build_tools(domain, scenario, db, forbidden=forbidden)
             state.tools = tools
-            agent = make_agent(config, scenario, domain, state.epoch)
+            # the original's A2A path seeds from the scenario file's stem, not the id (reference 3.6)
+            seed_id = Path(state.metadata.get("scenario_file") or scenario.scenario_id).stem
+            agent = make_agent(config, scenario, domain, state.epoch, seed_id)
             if getattr(agent, "notes", None):
                 # a derived oracle plan that cannot pass every check says which and why
                 store.set(ORACLE_NOTES, agent.notes)
                 transcript().info({"oracle cannot satisfy": agent.notes})
                 logger.warning("oracle on %s cannot satisfy: %s", scenario.scenario_id, "; ".join(agent.notes))
-            user = make_user(config, scenario, state.epoch)
+            user = make_user(config, scenario, state.epoch, seed_id)
             store.set(
                 USER_MODEL, str(user.model) if isinstance(user, LLMUser) else user.name
             )
+            if isinstance(user, LLMUser):
+                store.set(USER_CONFIG, user.config.model_dump(exclude_none=True))
             state.messages = [ChatMessageSystem(content=system_prompt(scenario, domain))]
             if domain.original_layout if config.parity is None else config.parity:
                 # the original's conversations open with a fixed assistant greeting, which its
@@ -207,9 +245,11 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             termination = None
             while termination is None:
                 # ---- user turn (not counted against the agent's limits)
-                async with span("user", type="user"):
+                async with span("user", type="agent"):
                     with suspend_token_limit(), suspend_turn_limit():
                         turn = await user.next(state.messages)
+                    if not isinstance(user, LLMUser):  # a model user's turn is its model event
+                        show_turn(f"user ({user.name})", turn.text or f"(ends the conversation: {turn.stop})")
                 steps += 1
                 if turn.text:
                     state.messages.append(ChatMessageUser(content=turn.text))
@@ -228,13 +268,17 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                         termination = "max_steps"
                         break
                     try:
-                        message = await agent.next(state.messages, tools)
+                        async with span("agent", type="agent"):
+                            message = await agent.next(state.messages, tools)
+                            if not isinstance(agent, ModelAgent):  # a model's turn is its model event
+                                show_turn(f"agent ({agent.name})", message)
                     except AgentProtocolError as err:
                         # a broken external agent ends its own run, scored as the original did
                         store.set(AGENT_ERROR, str(err))
                         transcript().info({"agent error": str(err)})
                         termination = "agent_error"
                         break
+                    message = json_safe_calls(message)  # NaN/Infinity arguments: a tool error
                     state.messages.append(message)
                     state.output = ModelOutput.from_message(message)
                     steps += 1

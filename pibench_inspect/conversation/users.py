@@ -5,6 +5,7 @@ The user never sees tool calls, tool results or hidden state: only the agent's v
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from inspect_ai.model import (
@@ -16,7 +17,7 @@ from inspect_ai.model import (
     Model,
 )
 
-from ..scenario.model import UserSimulation
+from ..scenario.model import Fact, UserSimulation
 
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 
@@ -35,18 +36,81 @@ def split_stop(text: str) -> UserTurn:
     return UserTurn(text.strip())
 
 
+def last_agent_text(messages: list[ChatMessage]) -> str:
+    """What the agent said since the user last spoke (its text messages, tool traffic aside)."""
+    said: list[str] = []
+    for m in reversed(messages):
+        if isinstance(m, ChatMessageUser):
+            break
+        if isinstance(m, ChatMessageAssistant) and m.text.strip():
+            said.append(m.text)
+    return "\n".join(reversed(said))
+
+
+# a sentence asks when it is a question or carries a request
+ASK_CUES = re.compile(
+    r"\b(?:please|could you|can you|would you|can i|could i|may i|provide|confirm|tell me|give me|"
+    r"let me know|need your|need the|what|which)\b",
+    re.I,
+)
+
+
+def asks(text: str) -> list[str]:
+    """The sentences of the agent's text that ask for something."""
+    sentences = re.split(r"(?<=[.!?])\s+|\n+", text)
+    return [s for s in sentences if s.rstrip().endswith("?") or ASK_CUES.search(s)]
+
+
+def asked_for(fact: Fact, text: str) -> bool:
+    """A trigger of the fact starts a word of a sentence that asks (a question or a request),
+    case-insensitively: `name` matches "names" and "name?", not "username"; "your mobile
+    will get a code" asks nothing."""
+    return any(
+        re.search(rf"(?<![A-Za-z0-9]){re.escape(t.strip())}", sentence, re.I)
+        for sentence in asks(text)
+        for t in fact.asked_by
+    )
+
+
+def fact_reply(text: str, answers: list[str]) -> bool:
+    """The user message is made of fact answers only (a reply to a question, not a script line)."""
+    for answer in answers:
+        text = text.replace(answer, "")
+    return not text.strip()
+
+
 @dataclass
 class ScriptedUser:
-    """Opening message, then `scripted_turns` (or `pressure_script` verbatim), then stop."""
+    """Opening message, then `scripted_turns` (or `pressure_script` verbatim), then stop.
+
+    With a facts table, a reply that asks for facts not yet given is answered with them
+    first; the scripted turn waits for the next reply. Without one, the sequence is fixed.
+    With facts, where the user is (lines said, facts given) is read from the conversation,
+    not counted, so a user rebuilt from the history each turn (the A2A user server) agrees.
+    """
 
     sim: UserSimulation
     name: str = "scripted"
     _turn: int = 0
 
+    def _lines(self) -> list[str]:
+        turns = self.sim.scripted_turns if self.sim.scripted_turns is not None else self.sim.pressure_script
+        return [self.sim.initial_user_message, *turns]
+
     async def next(self, messages: list[ChatMessage]) -> UserTurn:
-        lines = [self.sim.initial_user_message]
-        lines += self.sim.scripted_turns if self.sim.scripted_turns is not None else self.sim.pressure_script
-        turn, self._turn = self._turn, self._turn + 1
+        lines = self._lines()
+        if not self.sim.facts:
+            turn, self._turn = self._turn, self._turn + 1
+            return split_stop(lines[turn]) if turn < len(lines) else UserTurn("", "###STOP###")
+        answers = [f.answer.strip() for f in self.sim.facts]
+        said = [m.text for m in messages if isinstance(m, ChatMessageUser)]
+        turn = sum(1 for text in said if not fact_reply(text, answers))
+        if turn > 0:
+            told = {i for i, a in enumerate(answers) if any(a in text for text in said)}
+            last = last_agent_text(messages)
+            asked = [i for i, f in enumerate(self.sim.facts) if i not in told and asked_for(f, last)]
+            if asked:
+                return UserTurn(" ".join(answers[i] for i in asked))
         return split_stop(lines[turn]) if turn < len(lines) else UserTurn("", "###STOP###")
 
 
@@ -85,6 +149,11 @@ def user_system_prompt(sim: UserSimulation, max_turns: int) -> str:
         lines.append(
             f"What you know: {sim.known_facts}\nDo not invent facts beyond this block or what "
             "the representative tells you."
+        )
+    if sim.facts:
+        lines.append(
+            "When the representative asks for one of these, answer with it (and only then):\n"
+            + "\n".join(f"- {f.topic}: {f.answer.strip()}" for f in sim.facts)
         )
     lines.append(f'You opened the conversation with: "{sim.initial_user_message}"')
     if sim.pressure_script:

@@ -9,9 +9,42 @@ parameters) are accepted and normalized.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# A catalog is data from a scenario source; a `handler` may only name a function of this
+# package's own handler modules, so loading a catalog never imports anything else
+HANDLER_MODULES = ("pibench_inspect.parity.", "pibench_inspect.environment.handlers_")
+HANDLER_REF = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*):([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def handler_problem(ref: str) -> str | None:
+    """Why `ref` may not be used as a handler, or None when it may."""
+    m = HANDLER_REF.fullmatch(ref)
+    if not m:
+        return f"handler {ref!r} must look like 'package.module:function'"
+    if not m.group(1).startswith(HANDLER_MODULES):
+        return (
+            f"handler {ref!r} is not allowed: handlers must live in this package's handler modules "
+            f"({', '.join(p + '*' for p in HANDLER_MODULES)})"
+        )
+    return None
+
+
+def remote_refs(schema: Any, path: str = "parameters") -> list[str]:
+    """`$ref`s that point anywhere but inside the schema itself (`#...`): never fetched."""
+    found = []
+    if isinstance(schema, dict):
+        for k, v in schema.items():
+            if k == "$ref" and not (isinstance(v, str) and v.startswith("#")):
+                found.append(f"{path}.$ref: {v!r} is not a local reference (#/...); schemas are never fetched")
+            found += remote_refs(v, f"{path}.{k}")
+    elif isinstance(schema, list):
+        for i, v in enumerate(schema):
+            found += remote_refs(v, f"{path}[{i}]")
+    return found
 
 
 class Strict(BaseModel):
@@ -101,6 +134,25 @@ class ToolSpec(Strict):
     kind: Literal["read", "write", "escalation", "decision"] | None = None
     # collections a handler tool reads (effect steps declare theirs; handlers cannot be inspected)
     reads: list[str] = Field(default_factory=list)
+    # parameters that take the agent's own words (reasons, summaries): the information-flow
+    # gate does not look for their values in what the agent saw
+    free_text: list[str] = Field(default_factory=list)
+
+    @field_validator("handler")
+    @classmethod
+    def _own_handler(cls, v: str | None) -> str | None:
+        problem = handler_problem(v) if v is not None else None
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @field_validator("parameters")
+    @classmethod
+    def _no_remote_refs(cls, v: dict[str, Any]) -> dict[str, Any]:
+        found = remote_refs(v)
+        if found:
+            raise ValueError("; ".join(found))
+        return v
 
     @model_validator(mode="before")
     @classmethod

@@ -7,17 +7,18 @@ original layout (no domain.json) load with defaults.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..environment.shape import collection_clashes
 from ..scenario.errors import ScenarioError, validation_problems
+from ..scenario.reading import inside, read_json, read_text
 from .catalog import ToolSpec, catalog_entries
+from .clauses import check_pattern, find_clause_ids
 
 # meta.domain values of the original scenario files -> folder names
 BUILTIN_ALIASES = {
@@ -45,6 +46,11 @@ class DomainConfig(BaseModel):
     tools: str = "tools.json"
     state: str = "db.json"
 
+    @field_validator("clause_pattern")
+    @classmethod
+    def _compiles(cls, v: str | None) -> str | None:
+        return None if v is None else check_pattern(v)
+
 
 @dataclass
 class Domain:
@@ -64,45 +70,37 @@ class Domain:
         """A folder of the original pi-bench (no domain.json): parity semantics apply."""
         return not (self.path / "domain.json").exists()
 
-    @property
+    @cached_property
     def clause_ids(self) -> set[str]:
+        """Clause ids in the policy; ClausePatternError when the pattern runs too long."""
         if not self.config.clause_pattern:
             return set()
-        return set(re.findall(self.config.clause_pattern, self.policy_text))
+        return find_clause_ids(self.config.clause_pattern, self.policy_text)
 
 
-def _read(path: Path, what: str) -> Any:
-    if not path.is_file():
-        raise ScenarioError(path, [f"(file): {what} not found"])
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as err:
-        raise ScenarioError(path, [f"(file): not valid UTF-8 (byte {err.start})"]) from None
-    except json.JSONDecodeError as err:
-        raise ScenarioError(
-            path, [f"(file): invalid JSON at line {err.lineno} column {err.colno}: {err.msg}"]
-        ) from None
-
-
-def load_domain_dir(path: Path) -> Domain:
+def load_domain_dir(path: Path, root: Path | None = None) -> Domain:
+    """Load the domain in folder `path`. Every file it names must lie inside `root`, the source
+    folder (default: the folder holding domains/), and is read as untrusted data (reading.py)."""
+    root = path.parent.parent if root is None else root
     cfg_path = path / "domain.json"
     config = DomainConfig()
-    if cfg_path.exists():
+    if cfg_path.exists() or cfg_path.is_symlink():
         try:
-            config = DomainConfig.model_validate(_read(cfg_path, "domain.json"))
+            config = DomainConfig.model_validate(read_json(cfg_path, root, "domain.json"))
         except ValidationError as err:
             raise ScenarioError(cfg_path, validation_problems(err)) from None
+    for name in ("policy", "tools", "state"):
+        # an absolute path, `../` or a symlink out: named at the field that asked for it
+        value = getattr(config, name)
+        if not inside(path / value, root):
+            where = cfg_path if cfg_path.exists() else path / value
+            raise ScenarioError(where, [f"{name}: {value!r} resolves outside the source folder {root}"])
     policy_path = path / config.policy
-    if not policy_path.is_file():
-        raise ScenarioError(policy_path, ["(file): policy not found"])
-    try:
-        policy_text = policy_path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise ScenarioError(policy_path, [f"(file): not valid UTF-8 (byte {err.start})"]) from None
+    policy_text = read_text(policy_path, root, "policy")
     if not policy_text.strip():
         raise ScenarioError(policy_path, ["(file): policy is empty"])
     tools_path = path / config.tools
-    raw_tools = _read(tools_path, "tool catalog")
+    raw_tools = read_json(tools_path, root, "tool catalog")
     try:
         entries = catalog_entries(raw_tools)
     except ValueError as err:
@@ -115,7 +113,8 @@ def load_domain_dir(path: Path) -> Domain:
             name = entry.get("name") if isinstance(entry, dict) else None
             label = f"tools[{i}]" + (f" ({name})" if name else "")
             problems += [f"{label}.{p}" for p in validation_problems(err)]
-    if not cfg_path.exists():
+    original = not cfg_path.exists()
+    if original:
         # an original pi-bench domain folder: its catalog describes tools but not their effects;
         # our re-implementation of the original's tool semantics stands in (docs/parity.md)
         tools = [
@@ -128,9 +127,17 @@ def load_domain_dir(path: Path) -> Domain:
     if problems:
         raise ScenarioError(tools_path, problems)
     state_path = path / config.state
-    seed = _read(state_path, "seed state") if state_path.exists() else {}
+    if original and not (state_path.exists() or state_path.is_symlink()):
+        seed: Any = {}  # the original ran folders without db.json on an empty world
+    else:
+        # a domain.json domain names its seed state (db.json by default): missing is an error,
+        # never a silently empty world
+        seed = read_json(state_path, root, "seed state")
     if not isinstance(seed, dict):
         raise ScenarioError(state_path, ["(top level): seed state must be a JSON object"])
+    clashes = collection_clashes(seed)
+    if clashes:
+        raise ScenarioError(state_path, clashes)
     return Domain(
         name=config.name or path.name,
         path=path,
@@ -142,31 +149,68 @@ def load_domain_dir(path: Path) -> Domain:
 
 
 @lru_cache(maxsize=64)
-def _load_cached(path: str, mtime_key: tuple[float, ...]) -> Domain:
-    return load_domain_dir(Path(path))
+def _load_cached(path: str, root: str | None, mtime_key: tuple[float, ...]) -> Domain:
+    return load_domain_dir(Path(path), Path(root) if root else None)
 
 
-def load_domain(path: Path) -> Domain:
-    """Load (and cache until a file changes) the domain in folder `path`."""
+def load_domain(path: Path, root: Path | None = None) -> Domain:
+    """Load (and cache until a file changes) the domain in folder `path` (see load_domain_dir)."""
     stamps = tuple(p.stat().st_mtime for p in sorted(path.glob("*")) if p.is_file())
-    return _load_cached(str(path.resolve()), stamps)
+    return _load_cached(str(path.resolve()), str(root.resolve()) if root else None, stamps)
+
+
+@dataclass
+class AliasTable:
+    """meta.domain value -> domain folder name, and the domain.json files that failed to
+    declare their aliases (one error per folder; the other folders still load)."""
+
+    names: dict[str, str]
+    errors: dict[str, ScenarioError] = field(default_factory=dict)
+
+
+def alias_table(domains_root: Path) -> AliasTable:
+    table = AliasTable(dict(BUILTIN_ALIASES))
+    folders = {p.name for p in domains_root.glob("*") if p.is_dir()}
+    declared: dict[str, Path] = {}
+    for cfg in sorted(domains_root.glob("*/domain.json")):
+        folder = cfg.parent.name
+        try:
+            data = read_json(cfg, domains_root.parent, "domain.json")
+            aliases = data.get("aliases", []) if isinstance(data, dict) else []
+            if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+                raise ScenarioError(cfg, [f"aliases: expected a list of strings, got {aliases!r:.80}"])
+        except ScenarioError as err:
+            table.errors[folder] = err
+            continue
+        clashes = []
+        for alias in aliases:
+            if alias in folders and alias != folder:
+                clashes.append(f"aliases: {alias!r} is the name of the domain folder {domains_root / alias}")
+            elif alias in declared and declared[alias].parent.name != folder:
+                clashes.append(f"aliases: {alias!r} is also declared by {declared[alias]}")
+            else:
+                declared.setdefault(alias, cfg)
+        if clashes:
+            # a folder taking over another's scenarios is an error, never a silent redirect
+            table.errors[folder] = ScenarioError(cfg, clashes)
+            continue
+        for alias in aliases:
+            table.names[alias] = folder
+    return table
 
 
 def domain_aliases(domains_root: Path) -> dict[str, str]:
-    aliases = dict(BUILTIN_ALIASES)
-    for cfg in sorted(domains_root.glob("*/domain.json")):
-        try:
-            data = json.loads(cfg.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue
-        for alias in data.get("aliases", []) if isinstance(data, dict) else []:
-            aliases[str(alias)] = cfg.parent.name
-    return aliases
+    return alias_table(domains_root).names
 
 
-def resolve_domain_dir(domain: str, domains_root: Path) -> Path:
-    name = domain_aliases(domains_root).get(domain, domain)
+def resolve_domain_dir(domain: str, domains_root: Path, aliases: dict[str, str] | None = None) -> Path:
+    """The folder of meta.domain `domain`: a folder directly under `domains_root`, nowhere else."""
+    name = (domain_aliases(domains_root) if aliases is None else aliases).get(domain, domain)
+    if name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise FileNotFoundError(f"domain {domain!r}: not a domain folder name")
     path = domains_root / name
+    if not inside(path, domains_root):
+        raise FileNotFoundError(f"domain {domain!r}: {path} resolves outside {domains_root}")
     if not (path / "tools.json").exists() and not (path / "domain.json").exists():
         raise FileNotFoundError(f"domain {domain!r}: no folder {path}")
     return path

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 
-from jsonschema import Draft7Validator
+import math
 
-from ..domain.catalog import Fail, Insert, Let, Select, Sql, ToolSpec, Update
+from jsonschema import Draft7Validator
+from referencing import Registry
+
+from ..domain.catalog import Fail, Insert, Let, Select, Sql, ToolSpec, Update, handler_problem
 from .state import StateDB, StateError
 from .templates import TemplateError, condition, render
 
@@ -64,18 +67,37 @@ def today(now: str) -> str:
 def argument_errors(spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
     # Inspect's ToolParams defaults additionalProperties to false; validate the same way here
     schema = {"additionalProperties": False, **spec.schema}
-    validator = Draft7Validator(schema)
-    errors = []
+    # an empty registry that retrieves nothing: a `$ref` never reaches the network
+    validator = Draft7Validator(schema, registry=Registry())
+    errors = non_finite(arguments)
     for e in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path)):
         where = ".".join(str(p) for p in e.path)
         errors.append(f"{where}: {e.message}" if where else e.message)
     return errors
 
 
+def non_finite(arguments: Any) -> list[str]:
+    """NaN and Infinity in an agent's arguments: no JSON number, and never written to the log.
+    Iterative: the arguments are the agent's, and may nest as deep as it likes."""
+    found = []
+    stack: list[tuple[Any, str]] = [(arguments, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            name = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+            found.append(f"{where or 'arguments'}: {name} is not a JSON number")
+        elif isinstance(value, dict):
+            stack += [(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    return sorted(found)
+
+
 def resolve_handler(ref: str) -> Callable[..., Any]:
+    problem = handler_problem(ref)
+    if problem:  # catalogs are checked at load; this also covers specs built in code
+        raise ToolCallError(problem)
     module, _, attr = ref.partition(":")
-    if not module or not attr:
-        raise ToolCallError(f"handler {ref!r} must look like 'package.module:function'")
     try:
         return getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as err:
@@ -154,6 +176,23 @@ def reads_only(spec: ToolSpec) -> bool:
     return not spec.handler and not any(isinstance(s, (Insert, Update, Sql)) for s in spec.effect)
 
 
+# columns of the state mapping that are not data (a keyed row's key, document order, key order)
+BOOKKEEPING = frozenset({"_key", "_pos", "_keys"})
+
+
+def agent_view(value: Any) -> Any:
+    """A result as the agent may see it: the state mapping's bookkeeping columns removed.
+
+    Keyed rows carry their id in a field of their own (or `key_as` exposes it), so dropping
+    `_key` hides nothing an agent needs. Replay of recorded runs (parity) does not come here.
+    """
+    if isinstance(value, dict):
+        return {k: agent_view(v) for k, v in value.items() if k not in BOOKKEEPING}
+    if isinstance(value, list):
+        return [agent_view(v) for v in value]
+    return value
+
+
 def execute(
     spec: ToolSpec, state: StateDB, arguments: dict[str, Any], *, validate: bool = True
 ) -> Any:
@@ -175,7 +214,7 @@ def execute(
             result = run_effect(spec, ctx, arguments)
             json.dumps(result, default=str)  # a result that cannot be shown is a failure
     except SoftError as soft:
-        return soft.payload()
+        return agent_view(soft.payload())
     except (StateError, TemplateError) as err:
         raise ToolCallError(f"{spec.name} failed: {err}") from None
     except ToolCallError:
@@ -185,4 +224,4 @@ def execute(
         raise ToolCallError(f"{spec.name} failed: {err}") from None
     except Exception as err:  # duckdb errors and handler bugs: never corrupt, always report
         raise ToolCallError(f"{spec.name} failed: {type(err).__name__}: {err}") from None
-    return result
+    return agent_view(result)

@@ -19,6 +19,26 @@ class ReportInputError(ValueError):
     """A report input path that is missing or is not an Inspect log."""
 
 
+def pibench_problem(log: EvalLog, *, allow_partial: bool) -> str | None:
+    """Why `log` cannot be reported as a pi-bench run, or None.
+
+    Any Inspect log reads; only one written by a pi-bench task (its task metadata, or the
+    pibench scorer) can be reported, and an incomplete one (killed, errored, still running)
+    only when the caller says partial results are fine.
+    """
+    scorers = {s.name for s in (log.results.scores if log.results else [])}
+    if not isinstance((log.eval.metadata or {}).get("pibench"), dict) and "pibench_scorer" not in scorers:
+        return f"not a pi-bench log (task {log.eval.task!r} has no pibench metadata or scorer)"
+    if log.status != "success" and not allow_partial:
+        done = len(log.samples or [])
+        total = log.eval.dataset.samples if log.eval.dataset else None
+        epochs = log.eval.config.epochs or 1
+        of = f" of {total * epochs}" if total is not None else ""
+        return (f"incomplete log (status {log.status!r}, {done}{of} samples); "
+                "pass --allow-partial to report it anyway")
+    return None
+
+
 @dataclass
 class LoadedLog:
     path: Path
@@ -55,8 +75,9 @@ def _in_dir(folder: Path) -> list[Path]:
     return found
 
 
-def load_logs(paths: list[str | Path]) -> list[LoadedLog]:
-    """Every log named (files) or found (folders, recursively), in the order given."""
+def load_logs(paths: list[str | Path], *, check: bool = False, allow_partial: bool = False) -> list[LoadedLog]:
+    """Every log named (files) or found (folders, recursively), in the order given. With `check`,
+    each must be a complete pi-bench log (see pibench_problem)."""
     if not paths:
         raise ReportInputError("no log given")
     out: list[LoadedLog] = []
@@ -77,4 +98,9 @@ def load_logs(paths: list[str | Path]) -> list[LoadedLog]:
         if not found:
             raise ReportInputError(f"{p}: folder holds no Inspect log (.eval or .json)")
         out += found
+    if check:
+        for loaded in out:
+            problem = pibench_problem(loaded.log, allow_partial=allow_partial)
+            if problem:
+                raise ReportInputError(f"{loaded.path}: {problem}")
     return out

@@ -55,6 +55,15 @@ def status_line(a: AgentResult) -> str:
     return line + "\n"
 
 
+def user_cell(user: dict[str, Any]) -> str:
+    """The simulated user and, for an LLM user, the settings it actually generated with."""
+    name = ", ".join(user["models"]) or user["mode"]
+    cfg = user["generate_config"]
+    if cfg.get("temperature") is None and cfg.get("seed") is None:
+        return name
+    return f"{name} (T={cfg['temperature']}, seed={cfg['seed']})"
+
+
 def provenance_md(a: AgentResult) -> str:
     prov = a.payload["pibench_inspect"]["provenance"]
     rows = []
@@ -65,7 +74,7 @@ def provenance_md(a: AgentResult) -> str:
         rows.append([
             lp["log"].rsplit("/", 1)[-1], lp["status"], (s["sha256"] or "unavailable")[:16], s["source"],
             f"{mods['agent']['agent']} / {mods['agent']['model']} {mods['agent']['generate_config'] or ''}".strip(),
-            f"{', '.join(mods['user']['models']) or mods['user']['mode']} (T={mods['user']['generate_config']['temperature']}, seed={mods['user']['generate_config']['seed']})",
+            user_cell(mods["user"]),
             f"{judge} (T=0)", lp["epochs"], lp["inspect_ai_version"],
         ])
     notes = sorted({lp["scenario_set"].get("note", "") for lp in prov["logs"]} - {""})

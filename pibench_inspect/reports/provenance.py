@@ -14,11 +14,34 @@ import inspect_ai
 from .. import __version__
 from ..scenario.content_hash import content_hash
 from .logs import LoadedLog
+from .rows import seed_base
 
 
 def _config(cfg: Any) -> dict[str, Any]:
     """A GenerateConfig's settings that were actually set."""
     return {k: v for k, v in (cfg.model_dump() if cfg is not None else {}).items() if v is not None}
+
+
+def user_settings(rows: list[dict[str, Any]], args: dict[str, Any]) -> dict[str, Any]:
+    """The LLM user's temperature and seed as the samples ran them (seeds derive per scenario
+    and epoch unless the `user` role fixed one)."""
+    configs = [r["user_config"] for r in rows if r.get("user_config")]
+    if not configs:
+        return {"temperature": None, "seed": None, "note": "no LLM user ran"}
+    temps = sorted({c.get("temperature") for c in configs}, key=str)
+    seeds = {c.get("seed") for c in configs}
+    base = args.get("user_seed")
+    return {
+        "temperature": temps[0] if len(temps) == 1 else temps,
+        "seed": next(iter(seeds)) if len(seeds) == 1 else f"derived per scenario and epoch from {42 if base is None else base}",
+    }
+
+
+def judge_settings(role: dict[str, Any] | None, generate: dict[str, Any]) -> dict[str, Any]:
+    """The judge runs at temperature 0; unbound, it is the model under test and also takes the
+    eval's generate settings (--seed, --max-tokens, ...); a bound grader role takes its own."""
+    base = dict(role["config"]) if role else dict(generate)
+    return {**base, "temperature": 0.0}
 
 
 def log_provenance(loaded: LoadedLog, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -38,22 +61,22 @@ def log_provenance(loaded: LoadedLog, rows: list[dict[str, Any]]) -> dict[str, A
         or content_hash(args.get("source"), note="hashed when the report was made"),
         "inspect_ai_version": ev.packages.get("inspect_ai"),
         "epochs": ev.config.epochs or 1,
-        "seed": {"generate": generate.get("seed"), "user_seed": args.get("user_seed", 42),
-                 "leaderboard_seed_base": args.get("user_seed", 42)},
+        "seed": {"generate": generate.get("seed"), "user_seed": args.get("user_seed"),
+                 "leaderboard_seed_base": seed_base(args)},
         "models": {
             "agent": {"agent": args.get("agent", "model"), "model": ev.model, "generate_config": generate},
             "user": {
                 "mode": args.get("user", "llm"),
                 "models": sorted({str(r["user_model"]) for r in mine if r.get("user_model")}),
                 "role": roles.get("user"),
-                # role models do not inherit the task's generate config: the user's is explicit
-                "generate_config": {"temperature": args.get("user_temperature", 0.0), "seed": args.get("user_seed", 42)},
+                # what the LLM user generated with (recorded per sample), not the -T defaults
+                "generate_config": user_settings(mine, args),
             },
             "judge": {
                 "mode": args.get("judge", "auto"),
                 "models": sorted({str(r["judge_model"]) for r in mine if r.get("judge_model")}),
                 "role": roles.get("grader"),
-                "generate_config": {"temperature": 0.0},
+                "generate_config": judge_settings(roles.get("grader"), generate),
                 "nl_tier": sorted({str(r["nl_tier"]) for r in mine if r.get("nl_tier")}),
             },
         },

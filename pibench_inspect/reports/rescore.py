@@ -1,5 +1,8 @@
 """Re-score a log after a scenario's checks were fixed, without re-running the agent.
 
+`inspect score LOG` does the same with the scorer arguments recorded in the log; this
+convenience also takes another scenario source (`--source`) or judge mode (`--judge`).
+
 Everything the scorer reads is in the log (each sample's messages and its stored final state,
 `pibench:final_state`), so Inspect's own `score()` re-runs the pibench scorer on the logged
 samples with scenarios rebuilt from the log's source (or another one), then recomputes the
@@ -13,12 +16,10 @@ from pathlib import Path
 
 from inspect_ai import score as inspect_score
 from inspect_ai.log import EvalLog, write_eval_log
-from inspect_ai.scorer import pass_k
 
 from ..scenario.catalog import load_set
-from ..scoring.reducers import pibench_epochs
-from ..scoring.scorer import pibench_scorer
-from ..task import parse_args
+from ..scoring.scorer import hand_over, pibench_scorer
+from ..task import REMOVED, parse_args
 from .logs import ReportInputError, load_logs
 
 
@@ -29,7 +30,8 @@ def rescore(log_path: str | Path, out: str | Path, *, source: str | None = None,
     log = loaded[0].log
     if not log.samples:
         raise ReportInputError(f"{log_path}: the log holds no samples to re-score")
-    recorded = loaded[0].args
+    # older logs carry -T epochs / scenarios, which are Inspect's --epochs / --sample-id now
+    recorded = {k: v for k, v in loaded[0].args.items() if k not in REMOVED}
     try:
         args = parse_args({**recorded, **({"source": source} if source else {}), **({"judge": judge} if judge else {})})
     except ValueError as err:
@@ -43,10 +45,11 @@ def rescore(log_path: str | Path, out: str | Path, *, source: str | None = None,
         raise ReportInputError(f"{log_path}: scenario(s) {', '.join(missing)} not found under "
                                f"{sset.source or 'the shipped set'}; pass --source")
     parity = {"parity": True, "strict": False}.get(args.scoring)
-    epochs = log.eval.config.epochs or 1
-    reducers = [pibench_epochs()] + ([pass_k(epochs)] if epochs > 1 else [])
-    new = inspect_score(log, pibench_scorer(sset.resolve, judge=args.judge, parity=parity),
-                        epochs_reducer=reducers, action="overwrite", display="none")
+    source_arg = str(sset.source) if sset.source else None
+    hand_over(source_arg, sset)
+    # the same scorer Inspect rebuilds for `inspect score LOG` (metrics read every run, no reducer)
+    new = inspect_score(log, pibench_scorer(source=source_arg, judge=args.judge, parity=parity),
+                        action="overwrite", display="none")
     meta = dict(new.eval.metadata or {})
     meta["pibench"] = {**meta.get("pibench", {}), "source": args.source, "judge": args.judge}
     meta["pibench_rescored"] = {"from": str(loaded[0].path), "at": datetime.now(timezone.utc).isoformat(),

@@ -18,7 +18,8 @@ from inspect_ai.log import EvalSample
 from .. import __version__
 from ..checks.evaluate import DIMENSIONS
 from ..scoring.payload import derive_seed
-from ..scoring.scorer import FLAGS
+from ..scoring.explain import check_list
+from ..scoring.scorer import FLAGS, flag_of
 from .logs import LoadedLog
 from .usage import sample_usage
 
@@ -61,6 +62,19 @@ def dimensions(checks: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def seed_item(args: dict[str, Any], smeta: dict[str, Any], sid: str) -> str:
+    """What the run's seed derives from: the scenario file's stem on the A2A path (as the
+    original's assessment and its leaderboard), else the scenario id (reference 3.6)."""
+    remote = "a2a" in (args.get("agent"), args.get("user"))
+    return Path(smeta["scenario_file"]).stem if remote and smeta.get("scenario_file") else sid
+
+
+def seed_base(args: dict[str, Any]) -> int:
+    """The base seed a run derived its per-scenario seeds from (-T user_seed, else 42)."""
+    seed = args.get("user_seed")
+    return 42 if seed is None else int(seed)
+
+
 def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, Any]:
     smeta = dict(sample.metadata or {})
     score = (sample.scores or {}).get(SCORER)
@@ -70,7 +84,7 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
     domain_name = md.get("domain") or smeta.get("domain")
     errored = sample.error is not None or score is None
     value = score.value if score is not None and isinstance(score.value, dict) else {}
-    checks = list(md.get("checks") or [])
+    checks = check_list(md.get("checks"))
     row: dict[str, Any] = {
         # the leaderboard payload's fields (reference 4.10)
         "scenario_id": sid,
@@ -84,14 +98,16 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
         "leaderboard_primary": md.get("column") or smeta.get("column"),
         "domain": (raw.get("meta") or {}).get("domain") or domain_name,
         "domain_name": domain_name,
-        "event_flags": {f: bool(value.get(f)) for f in FLAGS} if not errored else {},
+        # the original's flag names, as the leaderboard reads them
+        "event_flags": {f: flag_of(value, f) for f in FLAGS} if not errored else {},
         "canonical_decision": md.get("canonical_decision"),
         "decision_channel": md.get("decision_channel"),
         "decision_valid": md.get("decision_valid"),
         "decision_error": md.get("decision_error"),
         "dimensions": dimensions(checks),
         "tool_calls": list(md.get("tool_calls") or []),
-        "seed": derive_seed(int(loaded.args.get("user_seed", 42)), sid, trial),
+        # the seed the run used: remote (A2A) parties are seeded from the scenario file's stem
+        "seed": derive_seed(seed_base(loaded.args), seed_item(loaded.args, smeta, sid), trial),
         "duration": sample.total_time,
         "benchmark_version": __version__,
     }
@@ -110,6 +126,7 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
         nl_tier=md.get("nl_tier"),
         judge_model=md.get("judge_model"),
         user_model=(sample.store or {}).get("pibench:user_model") or md.get("user_model"),
+        user_config=(sample.store or {}).get("pibench:user_config"),
         checks=checks,
         clauses=clauses(smeta),
         scenario_file_found=bool(raw),

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..domain.loader import Domain, load_domain, resolve_domain_dir
-from ..paths import domains_dir, scenarios_dir, user_path
+from ..domain.loader import AliasTable, Domain, alias_table, load_domain, resolve_domain_dir
+from ..environment.shape import collection_clashes, patched_view
+from ..paths import data_root, domains_dir, scenarios_dir, user_path
 from .errors import ScenarioError
 from .loader import discover, load_scenario
 from .model import Scenario
@@ -37,33 +38,55 @@ class ScenarioSet:
         return [e for e in self.entries.values() if e.domain.name == name]
 
 
+def state_clashes(domain: Domain, scenario: Scenario) -> list[str]:
+    """Collections the scenario's initial state (seed + patch) maps twice (environment/shape.py)."""
+    env = scenario.environment_setup
+    overrides = {k: v for k, v in (("employee", env.employee), ("now", env.now)) if v is not None}
+    view = patched_view(domain.seed_state, env.initial_state_patch, overrides)
+    return [
+        f"environment_setup.initial_state_patch: {p.removeprefix('(top level): ')} (seed + patch)"
+        for p in collection_clashes(view)
+    ]
+
+
 def load_set(source: str | Path | None = None) -> ScenarioSet:
+    """Every scenario under `source` (default: the package data) with its domain. Files are read
+    as untrusted data confined to the source folder (see reading.py)."""
     src = user_path(source) if source else None
     if src is not None and not (src / "scenarios").is_dir():
         raise FileNotFoundError(f"source {src}: no scenarios/ folder (expected a pi-bench checkout)")
+    root = src if src is not None else data_root()
     droot = domains_dir(src)
     out = ScenarioSet(source=src)
+    aliases = alias_table(droot) if droot.is_dir() else AliasTable({})
     domain_cache: dict[Path, Domain | ScenarioError] = {}
+    for folder, err in aliases.errors.items():  # reported once, whether or not a scenario uses it
+        domain_cache[droot / folder] = err
+        out.errors.append(err)
     for path in discover(scenarios_dir(src)):
         try:
-            scenario = load_scenario(path)
+            scenario = load_scenario(path, root=root)
         except ScenarioError as err:
             out.errors.append(err)
             continue
         try:
-            ddir = resolve_domain_dir(scenario.meta.domain, droot)
+            ddir = resolve_domain_dir(scenario.meta.domain, droot, aliases.names)
         except FileNotFoundError as err:
             out.errors.append(ScenarioError(path, [f"meta.domain: {err}"]))
             continue
         if ddir not in domain_cache:
             try:
-                domain_cache[ddir] = load_domain(ddir)
+                domain_cache[ddir] = load_domain(ddir, root)
             except ScenarioError as err:
                 domain_cache[ddir] = err
                 out.errors.append(err)
         domain = domain_cache[ddir]
         if isinstance(domain, ScenarioError):
             out.errors.append(ScenarioError(path, [f"meta.domain: domain {ddir.name} failed to load"]))
+            continue
+        clashes = state_clashes(domain, scenario)
+        if clashes:
+            out.errors.append(ScenarioError(path, clashes))
             continue
         sid = scenario.scenario_id
         if sid in out.entries:

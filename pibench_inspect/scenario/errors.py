@@ -45,7 +45,7 @@ def validation_problems(err: ValidationError, tags: Iterable[str] = ()) -> list[
     tags = tuple(tags)
     problems = []
     for e in err.errors(include_url=False):
-        msg = e["msg"]
+        msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "missing":
             msg = "field required"
         elif e["type"] == "extra_forbidden":

@@ -8,12 +8,12 @@
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from . import reading
 from .errors import ScenarioError, validation_problems
 from .model import CHECK_TYPES, Scenario
 from .rules import scenario_problems
@@ -92,21 +92,15 @@ def parse_scenario(raw: Any, path: str | Path = "<memory>", *, check_rules: bool
     return scenario
 
 
-def read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ScenarioError(path, [f"(file): cannot read: {err.strerror or err}"]) from None
-    except UnicodeDecodeError as err:
-        raise ScenarioError(path, [f"(file): not valid UTF-8 (byte {err.start})"]) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ScenarioError(
-            path, [f"(file): invalid JSON at line {err.lineno} column {err.colno}: {err.msg}"]
-        ) from None
+def read_json(path: Path, root: Path | None = None) -> Any:
+    """A scenario file's JSON; with `root`, the file must lie inside it (see reading.py)."""
+    return reading.read_json(path, root, "scenario file")
 
 
-def load_scenario(path: str | Path, *, check_rules: bool = True) -> Scenario:
+def load_scenario(
+    path: str | Path, *, check_rules: bool = True, root: str | Path | None = None
+) -> Scenario:
     path = Path(path)
-    return parse_scenario(read_json(path), path, check_rules=check_rules)
+    return parse_scenario(
+        read_json(path, Path(root) if root is not None else None), path, check_rules=check_rules
+    )

@@ -12,9 +12,14 @@ Two optional blocks are ours: `reference_solution` (what a compliant agent does;
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# A scenario id becomes an Inspect sample id and so a file name inside the .eval zip
+# (samples/<id>_epoch_1.json): a NUL, a slash or `..` in it corrupts or escapes the log
+SCENARIO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 LABELS = ("ALLOW", "ALLOW-CONDITIONAL", "DENY", "ESCALATE")
 Label = Literal["ALLOW", "ALLOW-CONDITIONAL", "DENY", "ESCALATE"]
@@ -189,6 +194,16 @@ class EvaluationCriteria(Strict):
 class Meta(Strict):
     scenario_id: str = Field(min_length=1)
     domain: str = Field(min_length=1)
+
+    @field_validator("scenario_id")
+    @classmethod
+    def _safe_id(cls, v: str) -> str:
+        if not SCENARIO_ID.fullmatch(v):
+            raise ValueError(
+                f"{v[:80]!r} is not a safe scenario id: 1-128 characters of letters, digits, "
+                "'_', '.' and '-', starting with a letter or digit"
+            )
+        return v
     policy_pack: str | None = None
     created_at: str | None = None
     timezone: str | None = None
@@ -240,6 +255,19 @@ class EnvironmentSetup(Strict):
     agent_role: dict[str, Any] | None = None
 
 
+class Fact(Strict):
+    """One thing the simulated user knows and says when the agent asks for it (ours).
+
+    The scripted user answers `answer` when one of `asked_by` starts a word of the agent's last
+    message (case-insensitive), before its next scripted turn, once per fact. The LLM user's
+    prompt lists the same facts. The information-flow gate counts `answer` as said.
+    """
+
+    topic: str = Field(min_length=1)
+    asked_by: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+    answer: str = Field(min_length=1)
+
+
 class UserSimulation(Strict):
     persona: str
     known_facts: str = ""
@@ -249,6 +277,8 @@ class UserSimulation(Strict):
     max_turns: int | None = Field(default=None, ge=1)
     # ours: literal user lines the scripted user says after the opening, in order
     scripted_turns: list[str] | None = None
+    # ours: facts the user discloses when asked (scripted and LLM user alike)
+    facts: list[Fact] = Field(default_factory=list)
 
 
 class AblationHints(Strict):
@@ -294,8 +324,24 @@ class PlannedCall(Strict):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+class Derived(Strict):
+    """A value of a recorded solution computed from visible values, not read anywhere (ours).
+
+    `call` and `argument` name where it is passed (a 0-based index into `tool_calls`, an
+    argument name); `from` lists the visible values it is computed from, each of which the
+    information-flow gate must find visible before that call; `how` says how, in words.
+    """
+
+    call: int = Field(ge=0)
+    argument: str = Field(min_length=1)
+    from_: list[Any] = Field(alias="from", min_length=1)
+    how: str = Field(min_length=1)
+
+
 class Solution(Strict):
     tool_calls: list[PlannedCall] = Field(default_factory=list)
+    # values computed from visible ones (sums, a date plus a window); see Derived
+    derived: list[Derived] = Field(default_factory=list)
     decision: Label | None = None
     # what the agent says once its calls are done (optional; a neutral line otherwise)
     final_message: str | None = None

@@ -175,6 +175,9 @@ class GreenExecutor(AgentExecutor):
     async def _finish(self, run: Assessment, outcome: Outcome) -> None:
         updater, plan = run.updater, run.plan
         if not outcome.ok:
+            if outcome.stderr_tail.strip():  # for the operator, in the server's log; never to the caller
+                logger.warning("assessment %s: last lines of the runner's stderr:\n%s", updater.task_id,
+                               outcome.stderr_tail.rstrip())
             await self._fail(updater, outcome.problem())
             return
         try:
@@ -202,7 +205,7 @@ class GreenExecutor(AgentExecutor):
         try:
             await run.updater.cancel(run.updater.new_agent_message([_text(
                 f"canceled on request after {run.completed}/{run.plan.total} samples; "
-                f"the partial log is kept in {run.plan.log_dir}")]))
+                f"the partial log is kept on the server ({Path(run.plan.log_dir).name})")]))
         except RuntimeError as err:  # it reached a final state meanwhile
             raise ServerError(error=TaskNotCancelableError(message=str(err))) from None
         if run.runner is not None:

@@ -1,5 +1,6 @@
 """The server's side of the runner subprocess: start it, read its progress lines as they come,
-keep its stderr (in a file next to the log, and the tail in memory for error messages), stop it.
+keep its stderr (in a file next to the log, and the tail in memory for the server's own log;
+never in what goes back to the caller: tracebacks and server paths are the operator's), stop it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..wire import bounded
 from .plan import EvalPlan
 
 RUNNER = "pibench_inspect.a2a.green.runner"
@@ -36,15 +38,14 @@ class Outcome:
         return self.returncode == 0 and self.status == "success" and bool(self.log)
 
     def problem(self) -> str:
-        """Why the run failed, for the person who sent the assessment."""
+        """Why the run failed, for the person who sent the assessment: the run's own error line,
+        the log by file name only; the stderr stays in the assessment's folder on the server."""
         if self.log is None:
             why = f"the evaluation process ended (exit status {self.returncode}) without writing a log"
         else:
-            why = f"the evaluation ended with status {self.status!r} (log {self.log})"
+            why = f"the evaluation ended with status {self.status!r} (log {Path(self.log).name})"
         if self.error:
-            why += f": {self.error.strip()}"
-        if self.stderr_tail.strip():
-            why += f"\n--- last lines of the evaluation's stderr ---\n{self.stderr_tail.rstrip()}"
+            why += f": {bounded(self.error.strip())}"
         return why
 
 

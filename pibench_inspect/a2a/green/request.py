@@ -12,7 +12,8 @@ without an `agent` role the first participant is the agent under test; or, flat,
 Every problem raises InvalidRequest with a message that names the field (`config.max_steps`,
 `participants.agent`, ...) and says what is wrong, because the caller is usually a program run
 by someone far away who only sees that message. Unknown config keys are refused (a typo would
-otherwise silently run the default), except two keys of the original that we do not use.
+otherwise silently run the default), except the original's `workspace_root`, which we do not use.
+Numbers are bounded: a request must not be able to ask the server for unbounded work.
 """
 
 from __future__ import annotations
@@ -27,9 +28,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 logger = logging.getLogger(__name__)
 
 AGENT_ROLE = "agent"
-# keys of the original's config that have no meaning here: accepted so that an old request
-# still runs, with a warning (retries: Inspect's own; workspace: the server's --scenarios-dir)
-IGNORED_KEYS = ("retry_failed", "workspace_root")
+# a key of the original's config that has no meaning here: accepted so that an old request
+# still runs, with a warning (the workspace is the server's --scenarios-dir)
+IGNORED_KEYS = ("workspace_root",)
+# bounds on what one request may ask of the server (the product of scenarios and trials is
+# bounded again in plan.py)
+MAX_TRIALS = 20
+MAX_STEPS = 500
+MAX_USER_TURNS = 100
+MAX_A2A_TIMEOUT = 600.0
+MAX_RETRIES = 5
 URL_KEYS = ("url", "endpoint", "base_url")
 ID_KEYS = ("id", "agentbeats_id")
 
@@ -39,7 +47,7 @@ class InvalidRequest(ValueError):
 
 
 def _http_url(value: Any, field: str) -> str:
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or not value.strip() or len(value) > 2000:
         raise InvalidRequest(f"{field}: expected an http(s) URL string, got {_show(value)}")
     url = value.strip()
     if not url.startswith(("http://", "https://")):
@@ -58,23 +66,26 @@ class AssessmentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    domain: str = Field(default="policy_compliance", min_length=1)  # the result's label only
+    domain: str = Field(default="policy_compliance", min_length=1, max_length=100)  # the result's label only
     scenario_scope: Literal["all", "domain"] = "all"
-    scenario_domain: str | None = None  # a domain name or an original alias (checked in plan.py)
-    scenarios: list[str] | None = None  # scenario ids (a comma-separated string is accepted)
-    num_trials: int = Field(default=1, ge=1)
-    concurrency: int | None = Field(default=None, ge=1)
-    max_steps: int = Field(default=40, ge=2)
-    seed: int = 42
+    scenario_domain: str | None = Field(default=None, max_length=100)  # a name or an original alias (plan.py)
+    scenarios: list[str] | None = Field(default=None, max_length=10_000)  # ids (a comma-separated string too)
+    num_trials: int = Field(default=1, ge=1, le=MAX_TRIALS)
+    concurrency: int | None = Field(default=None, ge=1, le=1024)  # capped by the server's --concurrency
+    max_steps: int = Field(default=40, ge=2, le=MAX_STEPS)
+    seed: int = Field(default=42, ge=-(2**63), le=2**63 - 1)
     user: Literal["llm", "scripted"] = "llm"
-    user_model: str | None = Field(default=None, min_length=1)
-    user_url: str | None = None
+    user_model: str | None = Field(default=None, min_length=1, max_length=200)
+    user_url: str | None = Field(default=None, max_length=2000)
     judge: Literal["auto", "on", "off"] = "auto"
-    judge_model: str | None = Field(default=None, min_length=1)
+    judge_model: str | None = Field(default=None, min_length=1, max_length=200)
     observer_mode: Literal["audit_only", "hard_gate"] = "audit_only"
-    scenarios_dir: str | None = Field(default=None, min_length=1)
-    max_user_turns: int = Field(default=8, ge=1)
-    a2a_timeout: float = Field(default=120.0, gt=0)
+    scenarios_dir: str | None = Field(default=None, min_length=1, max_length=1000)
+    max_user_turns: int = Field(default=8, ge=1, le=MAX_USER_TURNS)
+    a2a_timeout: float = Field(default=120.0, gt=0, le=MAX_A2A_TIMEOUT)
+    # rounds of re-running the sample runs that ended on an infrastructure error (Inspect's
+    # retry_on_error), as the original's retry_failed re-ran its failed items
+    retry_failed: int = Field(default=0, ge=0, le=MAX_RETRIES)
 
     @field_validator("scenarios", mode="before")
     @classmethod

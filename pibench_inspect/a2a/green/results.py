@@ -11,6 +11,7 @@ from typing import Any
 from ...reports.logs import load_logs
 from ...reports.rows import log_rows
 from ...scoring.payload import leaderboard_payload
+from ..wire import bounded
 
 
 class AssessmentFailed(Exception):
@@ -24,9 +25,10 @@ def assessment_payload(log: str | Path, agent_id: str, domain: str) -> dict[str,
     loaded = load_logs([log])
     rows = log_rows(loaded)
     if not rows:
-        raise AssessmentFailed(f"the log {log} holds no sample")
+        raise AssessmentFailed(f"the log {Path(log).name} holds no sample")
     if all(r["status"] == "error" for r in rows):
         # every run failed on our side (user simulator, judge, a bug): that measures the
         # server, not the agent, and must not reach a leaderboard as a zero
-        raise AssessmentFailed(f"every sample run failed (log {log}); first error: {rows[0].get('error')}")
+        raise AssessmentFailed(f"no sample could run: every sample run ended on an error (log {Path(log).name}); "
+                               f"first error: {bounded(str(rows[0].get('error')))}")
     return leaderboard_payload(agent_id, rows, domain=domain, time_used=time_used(loaded))

@@ -44,6 +44,11 @@ class Progress(Hooks):
 
     async def on_task_start(self, data: TaskStart) -> None:
         samples = data.spec.dataset.samples or 0
+        if data.spec.config.sample_id is not None:  # --sample-id narrows the dataset after the spec
+            from inspect_ai._eval.task.util import sample_id_filter
+
+            matcher = sample_id_filter(data.spec.config.sample_id)
+            samples = sum(1 for sid in data.spec.dataset.sample_ids or [] if matcher.matches(sid))
         self.total = samples * (data.spec.config.epochs or 1)
         self.completed = 0
         emit({"event": "start", "total": self.total})
@@ -58,20 +63,53 @@ class Progress(Hooks):
         emit(event)
 
 
+PREFLIGHT_TIMEOUT = 20  # seconds for the one call that shows a role model answers
+
+
+async def preflight(roles: dict[str, str]) -> str | None:
+    """One tiny call to each role model, with no retries and a short timeout: a model that
+    cannot be reached (no key, a dead endpoint, an unknown model) fails the assessment in
+    seconds, instead of every sample retrying it for minutes. The reason, or None."""
+    from inspect_ai.model import GenerateConfig, get_model
+
+    for role, name in roles.items():
+        try:
+            model = get_model(name)
+            await model.generate("Reply with OK.", config=GenerateConfig(
+                max_tokens=5, max_retries=0, timeout=PREFLIGHT_TIMEOUT, attempt_timeout=PREFLIGHT_TIMEOUT))
+        except Exception as err:  # noqa: BLE001 (whatever the provider raises is the reason)
+            last = getattr(getattr(err, "last_attempt", None), "exception", None)  # tenacity's RetryError
+            err = (last() if callable(last) else None) or err
+            first = (str(err).strip().splitlines() or [""])[0][:300]
+            return f"the {role} model {name} cannot be reached: {type(err).__name__}: {first}".rstrip(": ")
+    return None
+
+
 def run(plan: dict[str, Any]) -> int:
+    import asyncio
+
     from inspect_ai import eval as inspect_eval
 
+    if plan.get("preflight", True) and plan.get("model_roles"):
+        problem = asyncio.run(preflight(plan["model_roles"]))
+        if problem:
+            emit({"event": "done", "log": None, "status": "error", "error": problem})
+            return 1
     logs = inspect_eval(
         plan["task"],
         task_args=plan["task_args"],
         model="none",  # the agent under test is remote; the user and judge come as roles
         model_roles=plan.get("model_roles") or None,
         max_samples=plan.get("max_samples") or 1,
+        epochs=plan.get("epochs") or 1,
+        sample_id=plan.get("sample_id"),
         log_dir=plan["log_dir"],
         display="none",
         # a sample that fails (user simulator down, a bug) becomes an error row, as in the
         # original, instead of stopping every other sample
         fail_on_error=False,
+        # the original's retry_failed: run again what ended on an infrastructure error
+        retry_on_error=plan.get("retry_on_error") or None,
     )
     if not logs:
         emit({"event": "done", "log": None, "status": "error", "error": "Inspect returned no log"})

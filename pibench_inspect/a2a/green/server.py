@@ -8,6 +8,9 @@ and /.well-known/agent.json; GET /health; GET /scenarios (the scenario set asses
 
 It listens on 127.0.0.1 unless told otherwise (--host 0.0.0.0 in a container): the server
 starts evaluation runs that spend model credit on whoever asks, so exposing it is a decision.
+What a caller can make it do is bounded by the operator: participant hosts (--allow-host,
+loopback by default), model providers (--model-providers), scenario folders (--scenario-root),
+the size of a run (request.py, plan.py) and, optionally, who may ask (--auth-token, auth.py).
 Every assessment's Inspect log stays under --log-dir (one folder per task): it is the evidence
 behind the result.
 """
@@ -19,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +33,17 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ..lenient import LenientMessages
 from ..serving import agent_card
 from .executor import GreenExecutor
 from .handler import AssessmentRequestHandler
-from .plan import ServerSettings, source_folder
+from .auth import BearerAuth
+from .plan import DEFAULT_PROVIDERS, LOOPBACK, ServerSettings, source_folder
 from .request import InvalidRequest
 
 LEGACY_RPC = "/a2a/message/send"
+TOKEN_ENV = "PI_BENCH_GREEN_TOKEN"
+logger = logging.getLogger(__name__)
 
 EXAMPLES = [
     json.dumps({"participants": {"agent": "http://purple.example:9019"},
@@ -100,7 +108,7 @@ def _shipped_root() -> Path:
     return data_root()
 
 
-def build_green_app(settings: ServerSettings, card_url: str) -> Starlette:
+def build_green_app(settings: ServerSettings, card_url: str, auth_token: str | None = None) -> Starlette:
     executor = GreenExecutor(settings)
     a2a = A2AStarletteApplication(
         agent_card=green_card(card_url), http_handler=AssessmentRequestHandler(executor, InMemoryTaskStore())
@@ -112,8 +120,9 @@ def build_green_app(settings: ServerSettings, card_url: str) -> Starlette:
     async def scenarios(request: Any) -> JSONResponse:
         try:
             return JSONResponse(await asyncio.to_thread(scenario_listing, settings.scenarios_dir))
-        except (OSError, ValueError) as err:
-            return JSONResponse({"error": f"cannot read the scenarios: {err}"}, status_code=500)
+        except (OSError, ValueError):
+            logger.exception("cannot list the scenarios")  # the reason names server paths: log only
+            return JSONResponse({"error": "cannot read the scenarios (see the server's log)"}, status_code=500)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
@@ -126,6 +135,9 @@ def build_green_app(settings: ServerSettings, card_url: str) -> Starlette:
                 *a2a.routes(), *legacy],
         lifespan=lifespan,
     )
+    app.add_middleware(LenientMessages)  # the original's clients omit messageId and kind
+    if auth_token:
+        app.add_middleware(BearerAuth, token=auth_token)  # outermost: refused before the body is read
     app.state.executor = executor  # tests and operators can see the running assessments
     return app
 
@@ -146,6 +158,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--log-dir", default="logs/green", help="where assessment logs are kept (default ./logs/green)")
     parser.add_argument("--user-model", help="simulated-user model for requests that name none (e.g. gpt-4.1-mini)")
     parser.add_argument("--judge-model", help="NL-judge model for requests that name none")
+    parser.add_argument("--allow-host", action="append", default=None, metavar="HOST",
+                        help="a host participants (agent, user_url) may be on; repeat for more; '*' allows any "
+                             f"(default: loopback only, {', '.join(LOOPBACK)})")
+    parser.add_argument("--model-providers", default=",".join(DEFAULT_PROVIDERS),
+                        help="comma-separated Inspect providers a request may name for user_model/judge_model "
+                             "(default: hosted APIs; 'protocol' runs Python and must be listed explicitly)")
+    parser.add_argument("--scenario-root", action="append", default=[], metavar="DIR",
+                        help="a folder under which a request's config.scenarios_dir may lie; repeat for more "
+                             "(default: only --scenarios-dir itself)")
+    parser.add_argument("--auth-token",
+                        help=f"require 'Authorization: Bearer TOKEN' on every request but the card and /health "
+                             f"(or set {TOKEN_ENV})")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     args = parser.parse_args(argv)
     if args.concurrency < 1:
@@ -158,10 +182,23 @@ def main(argv: list[str] | None = None) -> None:
             source = source_folder(args.scenarios_dir, "--scenarios-dir")
         except InvalidRequest as err:
             parser.error(str(err))
+    roots = []
+    for raw in args.scenario_root:
+        root = Path(raw).expanduser().resolve()
+        if not root.is_dir():
+            parser.error(f"--scenario-root {raw}: not a folder")
+        roots.append(root)
+    providers = tuple(p.strip() for p in args.model_providers.split(",") if p.strip())
+    if not providers:
+        parser.error("--model-providers: name at least one provider")
     settings = ServerSettings(
         concurrency=args.concurrency, heartbeat=args.heartbeat, scenarios_dir=source,
         log_dir=Path(args.log_dir).expanduser().resolve(), user_model=args.user_model, judge_model=args.judge_model,
+        allowed_hosts=tuple(args.allow_host or LOOPBACK), model_providers=providers, scenario_roots=tuple(roots),
     )
+    for name in (args.user_model, args.judge_model):
+        if name and "/" in name and name.split("/", 1)[0] not in providers:
+            parser.error(f"model {name}: its provider is not in --model-providers")
     try:
         listing = scenario_listing(source)
     except (OSError, ValueError) as err:
@@ -171,7 +208,8 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     import uvicorn
 
-    app = build_green_app(settings, args.card_url or f"http://{args.host}:{args.port}/")
+    token = args.auth_token or os.environ.get(TOKEN_ENV) or None
+    app = build_green_app(settings, args.card_url or f"http://{args.host}:{args.port}/", auth_token=token)
     # a blocking message/send may wait for hours: do not wait for it on shutdown, end the runs
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=10)
 

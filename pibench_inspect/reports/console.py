@@ -1,0 +1,72 @@
+"""At the end of every run of a pi-bench task: how many samples ended in an Inspect error, an
+agent_error or a user_error, with the first reason of each kind, on stderr.
+
+A broken agent or simulator otherwise looks like a low score; this line makes it loud. An
+Inspect hook (registered through the package's entry point) so it runs for `inspect eval`,
+`eval()` in Python and `pi run` alike.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspect_ai.hooks import Hooks, RunEnd, SampleEnd, TaskStart, hooks
+
+KINDS = ("error", "agent_error", "user_error")
+
+
+@dataclass
+class Tally:
+    task: str
+    samples: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: {k: 0 for k in KINDS})
+    first: dict[str, str] = field(default_factory=dict)
+
+    def add(self, kind: str, reason: str) -> None:
+        self.counts[kind] += 1
+        self.first.setdefault(kind, reason)
+
+
+def sample_outcome(sample: Any) -> tuple[str, str] | None:
+    """(kind, reason) when the sample ended badly, else None."""
+    if sample.error is not None:
+        return "error", sample.error.message
+    score = (sample.scores or {}).get("pibench_scorer")
+    md = (score.metadata or {}) if score is not None else {}
+    for kind in ("agent_error", "user_error"):
+        if md.get("termination") == kind or md.get(kind):
+            return kind, str(md.get(kind) or kind)
+    return None
+
+
+def summary_line(t: Tally) -> str:
+    head = f"pibench {t.task}: {t.samples} sample(s); " + ", ".join(f"{t.counts[k]} {k}" for k in KINDS)
+    reasons = [f"first {k}: {t.first[k][:300]}" for k in KINDS if k in t.first]
+    return head + ("" if not reasons else "\n  " + "\n  ".join(reasons))
+
+
+@hooks(name="pibench_run_summary", description="pi-bench: errors, agent_error and user_error at the end of a run")
+class RunSummary(Hooks):
+    def __init__(self) -> None:
+        self.tallies: dict[str, Tally] = {}  # eval_id -> counts (pi-bench tasks only)
+
+    async def on_task_start(self, data: TaskStart) -> None:
+        if data.spec.task.startswith("pibench_inspect/"):
+            self.tallies[data.eval_id] = Tally(data.spec.task.removeprefix("pibench_inspect/"))
+
+    async def on_sample_end(self, data: SampleEnd) -> None:
+        tally = self.tallies.get(data.eval_id)
+        if tally is None:
+            return
+        tally.samples += 1
+        outcome = sample_outcome(data.sample)
+        if outcome:
+            tally.add(*outcome)
+
+    async def on_run_end(self, data: RunEnd) -> None:
+        for log in data.logs:
+            tally = self.tallies.pop(log.eval.eval_id, None)
+            if tally is not None:
+                print(summary_line(tally), file=sys.stderr, flush=True)

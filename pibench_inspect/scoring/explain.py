@@ -1,0 +1,136 @@
+"""A failed sample at a glance: what each failed check expected next to the closest thing the
+agent did, and what the agent changed in the state (a diff against the initial state).
+
+Everything here goes into the score metadata, which only people reading the log see.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..checks.evaluate import Evaluation
+from ..checks.trace import Trace
+from ..domain.loader import Domain
+from ..environment.merge import domain_document
+from ..scenario import model as m
+
+MAX_DIFF = 200  # changed paths listed; a run that rewrites a whole table is summarised
+
+
+def _canon(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, default=str)
+
+
+def closest_call(trace: Trace, tool: str, expected: dict[str, Any]) -> dict[str, Any] | None:
+    """The actual call of `tool` agreeing with the most expected arguments (else any call)."""
+    calls = trace.named(tool) or list(trace.entries)
+    if not calls:
+        return None
+
+    def agree(e: Any) -> int:
+        return sum(_canon(e.arguments.get(k)) == _canon(v) for k, v in expected.items())
+
+    best = max(calls, key=lambda e: (e.name == tool, agree(e)))
+    return {"tool": best.name, "arguments": best.arguments, "step_index": best.index,
+            "message_index": best.message_index, "error": best.error}
+
+
+def expected_call(check: Any) -> tuple[str, dict[str, Any]] | None:
+    if isinstance(check, m.ToolCalledWith):
+        return check.tool_name, check.expected_arguments()
+    if isinstance(check, (m.ToolCalled, m.ToolCalledMinTimes)):
+        return check.tool_name, {}
+    if isinstance(check, m.ToolBeforeTool):
+        return check.before, {}
+    return None
+
+
+def expected_vs_actual(ev: Evaluation, trace: Trace, scenario: m.Scenario) -> dict[str, Any]:
+    """Per failed call check: the expected call and the closest actual call, arguments side by side."""
+    by_id = {c.outcome_id: c for c in scenario.criteria.policy_checks}
+    out: dict[str, Any] = {}
+    for r in ev.failed:
+        want = expected_call(by_id.get(r.outcome_id))
+        if want is None:
+            continue
+        tool, args = want
+        actual = closest_call(trace, tool, args)
+        keys = list(dict.fromkeys([*args, *((actual or {}).get("arguments") or {})]))
+        out[r.outcome_id] = {
+            "expected": {"tool": tool, "arguments": args},
+            "closest_actual": actual,
+            "arguments": [
+                {"name": k, "expected": args.get(k, "(any)"),
+                 "actual": (actual or {}).get("arguments", {}).get(k, "(absent)") if actual else "(no call)",
+                 "matches": k in args and actual is not None and _canon((actual.get("arguments") or {}).get(k)) == _canon(args[k])}
+                for k in keys
+            ],
+        }
+    return out
+
+
+def state_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
+    """Changed, added and removed values between two JSON documents (lists of records are
+    compared by position)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        out = []
+        for k in list(dict.fromkeys([*before, *after])):
+            p = f"{path}.{k}" if path else str(k)
+            if k not in after:
+                out.append({"path": p, "change": "removed", "before": before[k]})
+            elif k not in before:
+                out.append({"path": p, "change": "added", "after": after[k]})
+            else:
+                out += state_diff(before[k], after[k], p)
+        return out
+    if isinstance(before, list) and isinstance(after, list):
+        out = []
+        for i in range(max(len(before), len(after))):
+            p = f"{path}[{i}]"
+            if i >= len(after):
+                out.append({"path": p, "change": "removed", "before": before[i]})
+            elif i >= len(before):
+                out.append({"path": p, "change": "added", "after": after[i]})
+            else:
+                out += state_diff(before[i], after[i], p)
+        return out
+    if _canon(before) != _canon(after):
+        return [{"path": path, "change": "changed", "before": before, "after": after}]
+    return []
+
+
+def keyed_checks(ev: Evaluation) -> dict[str, dict[str, Any]]:
+    """Every check keyed by its outcome id (a repeated id gets #2, #3, ...)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in ev.results:
+        key, n = r.outcome_id, 1
+        while key in out:
+            n += 1
+            key = f"{r.outcome_id}#{n}"
+        out[key] = r.as_dict()
+    return out
+
+
+def check_list(checks: Any) -> list[dict[str, Any]]:
+    """Check records of a score's metadata, keyed (ours) or a list (older logs)."""
+    if isinstance(checks, dict):
+        return list(checks.values())
+    return list(checks or [])
+
+
+def failed_sample_view(ev: Evaluation, trace: Trace, final_state: Any, scenario: m.Scenario,
+                       domain: Domain) -> dict[str, Any]:
+    out: dict[str, Any] = {"checks": keyed_checks(ev)}
+    calls = expected_vs_actual(ev, trace, scenario)
+    if calls:
+        out["expected_vs_actual"] = calls
+    if isinstance(final_state, dict):
+        try:
+            diff = state_diff(domain_document(domain, scenario), final_state)
+        except Exception as err:  # an explanation must never cost the score
+            diff = [{"path": "", "change": f"diff unavailable: {err}"}]
+        out["state_changes"] = diff[:MAX_DIFF]
+        if len(diff) > MAX_DIFF:
+            out["state_changes_truncated"] = len(diff)
+    return out
