@@ -30,6 +30,7 @@ def pibench_retail(
     user_url: str | None = None,
     a2a_timeout: float = 120.0,
     source: str | None = None,
+    shard: str | None = None,
     **unknown: Any,
 ) -> Task:
     """pi-bench retail domain: returns and refunds under a store's SOP.
@@ -68,6 +69,8 @@ def pibench_retail(
       user_url: URL of the A2A user simulator (user="a2a").
       a2a_timeout: Seconds to wait for each A2A reply.
       source: A folder holding scenarios/ and domains/ (default: the shipped set).
+      shard: "K/N" runs only the K-th of N disjoint parts of the scenarios (by a hash of the
+        scenario id; K from 1), for splitting a run over processes or machines.
       **unknown: Rejected with an error naming them (catches misspelt -T names).
     """
     args = {k: v for k, v in locals().items() if k != "unknown"}

@@ -25,6 +25,7 @@ from .conversation.agents import BUILTIN_AGENTS
 from .conversation.solver import ConversationConfig, conversation, is_none_model
 from .scenario.catalog import Entry, ScenarioSet, load_set
 from .scenario.content_hash import content_hash
+from .scenario.shard import in_shard, parse_shard
 from .scoring.metrics import COLUMNS
 from .scoring.scorer import hand_over, pibench_scorer
 
@@ -73,6 +74,7 @@ class TaskArgs(BaseModel):
     # NL judge (tier 2): auto = the grader role, else the model under test, else not scored
     judge: Literal["auto", "on", "off"] = "auto"
     source: str | None = None
+    shard: str | None = None  # K/N: the K-th of N parts of the selection (scenario/shard.py)
 
     _split = field_validator("column", "label", mode="before")(lambda cls, v: _split(v))
 
@@ -83,6 +85,9 @@ class TaskArgs(BaseModel):
             on, off = YAML_BOOL_CHOICES["judge"]
             return on if v else off
         return v
+    _shard = field_validator("shard", mode="before")(
+        lambda cls, v: None if parse_shard(v) is None else str(v).strip()
+    )
 
     @field_validator("agent")
     @classmethod
@@ -193,7 +198,18 @@ def drop_invalid(chosen: list[Entry]) -> list[Entry]:
 def select(entries: list[Entry], args: TaskArgs) -> list[Entry]:
     """The scenarios the filters keep (a filter that matches nothing is an error naming it)."""
     out = _choose(entries, args.column, "column", lambda e: e.scenario.primary)
-    return _choose(out, args.label, "label", lambda e: e.scenario.expected)
+    out = _choose(out, args.label, "label", lambda e: e.scenario.expected)
+    return shard_part(out, args.shard)
+
+
+def shard_part(entries: list[Entry], shard: str | None) -> list[Entry]:
+    """-T shard=K/N: the K-th part of the selection (scenario/shard.py); an empty part is an error."""
+    if not shard:
+        return entries
+    out = [e for e in entries if in_shard(e.scenario.scenario_id, shard)]
+    if not out:
+        raise ValueError(f"-T shard={shard}: no scenario of the {len(entries)} selected falls in this part; use fewer shards")
+    return out
 
 
 class ScenarioDataset(MemoryDataset):

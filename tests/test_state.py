@@ -117,3 +117,72 @@ def test_get_and_put_replace_values_in_place():
             s.put("z", 5)
             raise RuntimeError
     assert s.export() == before
+
+
+@settings(max_examples=40, deadline=None)
+@given(documents, documents)
+def test_seed_plans_and_private_catalogs_round_trip(seed, patch):
+    """A document merged from a seed (copy-on-write, untouched collections built from cached
+    plans) exports exactly, in a private catalog and in a database of its own, and the seed is
+    never changed by the merge or the build."""
+    before = json.dumps(seed)
+    doc = deep_merge(seed, patch)
+    for kwargs in ({"allow_sql": False, "seed": seed}, {"seed": seed}, {"allow_sql": False}):
+        state = StateDB(doc, **kwargs)
+        try:
+            assert json.dumps(state.export()) == json.dumps(doc)
+        finally:
+            state.close()
+    assert json.dumps(seed) == before
+
+
+def test_private_catalogs_are_separate_and_dropped():
+    from pibench_inspect.environment.state import _shared_instance
+
+    seed = {"orders": {"O-1": {"status": "open"}}, "log": []}
+    a, b = StateDB(seed, allow_sql=False, seed=seed), StateDB(seed, allow_sql=False, seed=seed)
+    a.update("orders", {"_key": "O-1"}, {"status": "closed"})
+    a.insert("log", {"who": "a"})
+    assert b.export() == seed and a.export()["orders"]["O-1"]["status"] == "closed"
+    # caller-supplied SQL never runs in the shared instance: it could name another catalog
+    with pytest.raises(StateError, match="raw SQL"):
+        b.sql(f"SELECT * FROM {a._catalog}.main.orders")
+    names = {a._catalog, b._catalog}
+    a.close(), b.close()
+    attached = {r[0] for r in _shared_instance().execute("SELECT database_name FROM duckdb_databases()").fetchall()}
+    assert not names & attached
+    # a state with raw SQL has a database of its own, where other catalogs do not exist
+    c, d = StateDB(seed, allow_sql=False), StateDB(seed)
+    with pytest.raises(Exception, match="(?i)catalog|not found|does not exist"):
+        d.sql(f"SELECT * FROM {c._catalog}.main.orders")
+    c.close(), d.close()
+
+
+def test_read_only_calls_restore_scalars_and_refuse_writes():
+    s = StateDB({"log": [{"a": 1}], "_id_counter": 0})
+    with pytest.raises(StateError, match="read-only"):
+        with s.transaction(reads_only=True):
+            assert s.select("log") == [{"a": 1}]
+            s.set_scalar("_id_counter", 5)
+            s.set_scalar("brand_new", 1)
+            s.insert("log", {"a": 2})
+    assert s.export() == {"log": [{"a": 1}], "_id_counter": 0}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(records, max_size=3), st.lists(records, min_size=1, max_size=3), st.booleans())
+def test_inserts_before_and_after_a_table_exists_agree(seed_rows, new_rows, keyed):
+    """An insert into a collection not built yet (the row joins its plan) leaves exactly the
+    state an insert into a built table leaves, types and key order included."""
+    doc = {"c": {f"k{i}": r for i, r in enumerate(seed_rows)} if keyed else seed_rows}
+    lazy, built = StateDB(doc, allow_sql=False, seed=doc), StateDB(doc)
+    built.select("c")  # builds the table first
+    try:
+        for i, r in enumerate(new_rows):
+            key = f"n{i}" if keyed else None
+            assert lazy.insert("c", r, key) == built.insert("c", r, key)
+        assert json.dumps(lazy.export()) == json.dumps(built.export())
+        for name in {k for r in seed_rows + new_rows for k in r}:
+            assert lazy.collections["c"].columns[name] == built.collections["c"].columns[name]
+    finally:
+        lazy.close(), built.close()

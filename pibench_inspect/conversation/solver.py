@@ -28,6 +28,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, span, suspend_token_limit, suspend_turn_limit
 
 from ..domain.loader import Domain
+from ..domain.catalog import Sql
 from ..environment.merge import domain_document
 from ..environment.state import StateDB
 from ..environment.tools import build_tools
@@ -56,6 +57,22 @@ SEED_BASE = 42  # the original's default base seed
 
 def seed_base(config: "ConversationConfig") -> int:
     return SEED_BASE if config.user_seed is None else config.user_seed
+
+
+def stored_final_state(store: Any) -> dict[str, Any] | None:
+    """The final state the solver saved (a `Store` or a logged sample's store dict); logs
+    written before the text form hold the document itself."""
+    value = store.get(FINAL_STATE)
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def runs_raw_sql(domain: Domain) -> bool:
+    """Whether the domain's catalog has `sql` steps (arbitrary SQL from domain data) or Python
+    handlers (which may call `state.sql`): its states then need a database of their own (see
+    environment/state.py)."""
+    return any(
+        tool.handler or any(isinstance(step, Sql) for step in tool.effect) for tool in domain.tools
+    )
 
 
 @dataclass(frozen=True)
@@ -216,7 +233,9 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             if config.hard_gate
             else None
         )
-        db = StateDB(domain_document(domain, scenario))
+        db = StateDB(
+            domain_document(domain, scenario), allow_sql=runs_raw_sql(domain), seed=domain.seed_state
+        )
         store = state.store
         store.set(TERMINATION, "not_started")
         store.set(AGENT, config.agent)
@@ -312,7 +331,10 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             # sample may not get to finish
             store.set(STEPS, steps)
             try:
-                store.set(FINAL_STATE, db.export())
+                # JSON text, not the document: Inspect diffs the whole store at every span
+                # boundary (jsonpatch, in Python); a ~67 KB document there cost ~50 ms per
+                # sample in diffs and transcript walks, one string costs one comparison
+                store.set(FINAL_STATE, db.export_text())
             finally:
                 db.close()
                 for party in (agent, user):

@@ -170,6 +170,12 @@ def _sql_params(sql: str, bindings: dict[str, Any]) -> dict[str, Any]:
     return {n: bindings[n] for n in names}
 
 
+def reads_only(spec: ToolSpec) -> bool:
+    """A declarative tool whose steps only read (select, let, fail): it needs no database
+    transaction. Handlers and `sql` steps may write anything."""
+    return not spec.handler and not any(isinstance(s, (Insert, Update, Sql)) for s in spec.effect)
+
+
 # columns of the state mapping that are not data (a keyed row's key, document order, key order)
 BOOKKEEPING = frozenset({"_key", "_pos", "_keys"})
 
@@ -204,7 +210,7 @@ def execute(
             )
     ctx = ToolContext(state, spec.name)
     try:
-        with state.transaction():
+        with state.transaction(reads_only=reads_only(spec)):
             result = run_effect(spec, ctx, arguments)
             json.dumps(result, default=str)  # a result that cannot be shown is a failure
     except SoftError as soft:

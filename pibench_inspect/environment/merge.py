@@ -1,21 +1,28 @@
-"""Initial state = domain seed + scenario patch (the original's merge rules)."""
+"""Initial state = domain seed + scenario patch (the original's merge rules).
+
+Copy-on-write: the merged document shares every value the patch does not touch with the seed
+(and the patch's own values with the scenario), so nothing is deep-copied per sample and
+`StateDB` can recognise the seed's untouched collections by identity. The document is
+therefore read-only: whoever needs to change it copies the part it changes.
+"""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ..scenario.model import Scenario
 
 
 def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-    """Objects merge key by key; anything else (lists included, and null) replaces."""
-    out = copy.deepcopy(base)
+    """Objects merge key by key; anything else (lists included, and null) replaces.
+
+    Only the objects on a patched path are new; everything else is shared (see above)."""
+    out = dict(base)
     for key, value in patch.items():
         if isinstance(out.get(key), dict) and isinstance(value, dict):
             out[key] = deep_merge(out[key], value)
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = value
     return out
 
 
@@ -27,7 +34,7 @@ def initial_document(
     env = scenario.environment_setup
     doc = deep_merge(seed, env.initial_state_patch)
     if env.employee is not None:
-        doc["employee"] = copy.deepcopy(env.employee)
+        doc["employee"] = env.employee
     if env.now is not None:
         doc["now"] = env.now
     if policy_text is not None:

@@ -11,14 +11,33 @@ since (a key set for the first time goes last, as in a Python dict).
 
 All values reach SQL as bound parameters; identifiers are quoted and come from the document's
 own keys, never from tool arguments.
+
+Where a state lives (the cost of a sample): a DuckDB database instance costs ~18 ms of CPU and
+~4.5 MB to open, an attached in-memory catalog ~1 ms and ~0.5 MB. So a state that never runs
+caller-supplied SQL (`allow_sql=False`: a domain whose catalog has no `sql` steps) lives in a
+private catalog attached to one sandboxed instance per process, dropped when the sample ends;
+every statement it runs is generated here from quoted single-part identifiers on a connection
+whose default catalog is its own, so it cannot name another sample's tables. A state that runs a
+catalog's `sql` steps (arbitrary SQL from domain data, which could name any catalog of a shared
+instance) keeps a sandboxed instance of its own, as before.
+
+Lazy and copy-free where it can be: a collection's table is created on its first use, with one
+`CREATE TABLE ... AS SELECT unnest(?), ...` (a column list per parameter; for collections shared
+with the domain's seed the lists are computed once per process, see `seed_plans`); a collection
+never written exports the value it was loaded from without a query; scalars live in Python and
+reach the `_scalars` table only around raw SQL. A sample typically touches a few of its
+collections, so most are never built at all.
 """
 
 from __future__ import annotations
 
-import copy
+import itertools
 import json
+import os
+import secrets
+import weakref
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 import duckdb
@@ -42,6 +61,41 @@ SANDBOX_CONFIG = {
 def open_sandboxed() -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB database with no access outside itself (see SANDBOX_CONFIG)."""
     return duckdb.connect(":memory:", config=dict(SANDBOX_CONFIG))
+
+
+_SHARED: tuple[int, duckdb.DuckDBPyConnection] | None = None
+_CATALOG_IDS = itertools.count(1)
+
+
+def _shared_instance() -> duckdb.DuckDBPyConnection:
+    """This process's sandboxed instance that holds the private catalogs (a forked child opens
+    its own: a DuckDB instance must not cross a fork)."""
+    global _SHARED
+    if _SHARED is None or _SHARED[0] != os.getpid():
+        _SHARED = (os.getpid(), open_sandboxed())
+    return _SHARED[1]
+
+
+def open_private_catalog() -> tuple[duckdb.DuckDBPyConnection, str]:
+    """A fresh in-memory catalog in the shared instance and a connection of its own whose
+    default catalog it is (unqualified names resolve there and nowhere else)."""
+    root = _shared_instance()
+    name = f"pibench_{next(_CATALOG_IDS)}_{secrets.token_hex(4)}"
+    root.execute(f"ATTACH ':memory:' AS {q(name)}")
+    conn = root.cursor()
+    conn.execute(f"USE {q(name)}")
+    return conn, name
+
+
+def _drop_catalog(root: duckdb.DuckDBPyConnection, conn: duckdb.DuckDBPyConnection, name: str) -> None:
+    try:
+        conn.close()  # an open transaction is rolled back
+    except Exception:
+        pass
+    try:
+        root.execute(f"DETACH DATABASE IF EXISTS {q(name)}")
+    except Exception:  # the instance is already gone (interpreter shutdown)
+        pass
 
 
 class StateError(Exception):
@@ -101,38 +155,161 @@ def _classify(value: Any) -> str:
     return "scalar"
 
 
-class StateDB:
-    """One sample's state. Not shared: every sample builds its own from the document."""
+@dataclass(frozen=True)
+class TablePlan:
+    """How one collection value becomes a table: its columns and one value list per column."""
 
-    def __init__(self, document: dict[str, Any]):
-        # one small database per sample: a single worker thread keeps per-sample memory and
-        # thread churn low when many samples are in flight
-        self.conn = open_sandboxed()
+    kind: str
+    columns: dict[str, str]  # logical name -> SQL type, in first-seen order
+    physical: dict[str, str]  # logical name -> column name
+    params: list[list[Any]]  # _pos, _key, _keys, then one list per column
+
+
+def table_plan(kind: str, value: Any) -> TablePlan:
+    if kind == "rows":
+        records: list[dict[str, Any]] = list(value)
+        keys: list[str | None] = [None] * len(records)
+    elif kind == "keyed":
+        records, keys = list(value.values()), list(value.keys())
+    elif kind == "record":
+        records, keys = [value], [None]
+    else:  # values
+        records, keys = [{"value": v} for v in value], [None] * len(value)
+    coll = Collection(path="", kind=kind, table="")
+    names: list[str] = []
+    for r in records:
+        for k in r:
+            if k not in coll.columns:
+                coll.columns[k] = "?"
+                names.append(k)
+    for k in names:
+        coll.columns[k] = column_type([r.get(k) for r in records])
+    for k in names:
+        coll.physical[k] = StateDB._column_name(coll, k)
+    params: list[list[Any]] = [list(range(len(records))), keys, [list(r) for r in records]]
+    for k in names:
+        sql_type = coll.columns[k]
+        params.append([StateDB._param(sql_type, r.get(k)) for r in records])
+    return TablePlan(kind, coll.columns, coll.physical, params)
+
+
+def plan_with_row(plan: TablePlan, key: str | None, row: dict[str, Any]) -> TablePlan:
+    """`plan` with one more row at the end, typed as `StateDB._ensure_column` would type it on
+    a table (a new field takes its value's type; a value that does not fit widens to JSON)."""
+    columns, physical = dict(plan.columns), dict(plan.physical)
+    n = len(plan.params[0])
+    params = [list(p) for p in plan.params]  # the plan may be a cached seed plan: never changed
+    coll = Collection(path="", kind=plan.kind, table="", columns=columns, physical=physical)
+    for k, v in row.items():
+        if k not in columns:
+            physical[k] = StateDB._column_name(coll, k)
+            columns[k] = value_type(v) or "JSON"
+            params.append([None] * n)
+        elif not fits(columns[k], v):
+            i = 3 + list(columns).index(k)
+            params[i] = [None if x is None else json.dumps(x) for x in params[i]]
+            columns[k] = "JSON"
+    params[0].append(n)
+    params[1].append(key)
+    params[2].append(list(row))
+    for i, k in enumerate(columns):
+        params[3 + i].append(StateDB._param(columns[k], row.get(k)))
+    return TablePlan(plan.kind, columns, physical, params)
+
+
+# seed document id -> (the seed itself, kept alive so the id stays its own; {path: plan})
+_SEED_PLANS: dict[int, tuple[dict[str, Any], dict[tuple[str, ...], TablePlan]]] = {}
+
+
+def seed_plans(seed: dict[str, Any]) -> dict[tuple[str, ...], TablePlan]:
+    """Table plans of a domain's seed collections, built once per process: a sample whose
+    document shares a collection with the seed (copy-on-write merge) only runs the CREATE."""
+    hit = _SEED_PLANS.get(id(seed))
+    if hit is not None and hit[0] is seed:
+        return hit[1]
+    plans: dict[tuple[str, ...], TablePlan] = {}
+
+    def walk(path: list[str], value: Any) -> None:
+        kind = _classify(value)
+        if kind == "namespace":
+            for k, v in value.items():
+                walk(path + [k], v)
+        elif kind != "scalar":
+            plans[tuple(path)] = table_plan(kind, value)
+
+    for key, value in seed.items():
+        walk([key], value)
+    _SEED_PLANS[id(seed)] = (seed, plans)
+    return plans
+
+
+def _copy_layout(layout: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    return [(k, _copy_layout(v) if isinstance(v, list) else v) for k, v in layout]
+
+
+class StateDB:
+    """One sample's state. Not shared: every sample builds its own from the document.
+
+    `allow_sql`: whether `sql()` (caller-supplied SQL) may run; only then does the state need a
+    database instance of its own (see the module docstring). `seed`: the domain seed the
+    document was merged from, whose untouched collections are built from cached plans.
+    """
+
+    def __init__(
+        self, document: dict[str, Any], *, allow_sql: bool = True, seed: dict[str, Any] | None = None
+    ):
+        self.allow_sql = allow_sql
+        self._catalog: str | None = None
+        self._finalizer: Any = None
+        if allow_sql:
+            # a database of its own; a single worker thread keeps per-sample memory low
+            self.conn = open_sandboxed()
+        else:
+            self.conn, self._catalog = open_private_catalog()
+            self._finalizer = weakref.finalize(
+                self, _drop_catalog, _shared_instance(), self.conn, self._catalog
+            )
         self.collections: dict[str, Collection] = {}
         # document shape for export: top-level keys in order; namespaces hold child keys
         self.layout: list[tuple[str, Any]] = []
         self._tables: set[str] = set()
-        self.conn.execute(
-            f"CREATE TABLE {SCALARS} (_pos BIGINT, key VARCHAR PRIMARY KEY, value JSON)"
-        )
+        self._seed = seed
+        self._seed_plans = seed_plans(seed) if seed is not None else {}
+        # tables not created yet (path -> plan); values of collections never written (path ->
+        # the loaded value, which export returns as it is); scalars as JSON text, by key
+        self._pending: dict[str, TablePlan] = {}
+        self._pristine: dict[str, Any] = {}
+        self._scalars: dict[str, str] = {}
+        self._reads_only = False
         for key, value in document.items():
             self.layout.append((key, self._load(key, [key], value)))
+
+    def _seed_value(self, path: list[str]) -> Any:
+        node: Any = self._seed
+        for part in path:
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node
 
     # ------------------------------------------------------------------ building
 
     def _load(self, key: str, path: list[str], value: Any) -> Any:
+        dotted = ".".join(path)
+        plan = self._seed_plans.get(tuple(path))
+        if plan is not None and self._seed_value(path) is value:
+            # the very collection of the seed, untouched by the scenario's patch
+            self._create(dotted, plan.kind, value, plan)
+            return "collection"
         kind = _classify(value)
         if kind == "scalar" and len(path) == 1:
-            self.conn.execute(
-                f"INSERT INTO {SCALARS} VALUES (?, ?, ?::JSON)",
-                [len(self.layout), key, json.dumps(value)],
-            )
+            self._scalars[key] = json.dumps(value)
             return "scalar"
         if kind == "namespace":
             return [(k, self._load(k, path + [k], v)) for k, v in value.items()]
         if kind == "scalar":  # nested scalars only occur inside namespaces of lists
-            raise StateError(f"unexpected scalar at {'.'.join(path)}")
-        self._create(".".join(path), kind, value)
+            raise StateError(f"unexpected scalar at {dotted}")
+        self._create(dotted, kind, value)
         return "collection"
 
     def _table_name(self, path: str) -> str:
@@ -143,34 +320,38 @@ class StateDB:
         self._tables.add(name.lower())
         return name
 
-    def _create(self, path: str, kind: str, value: Any) -> Collection:
-        if kind == "rows":
-            records = [dict(r) for r in value]
-            keys: list[str | None] = [None] * len(records)
-        elif kind == "keyed":
-            records = [dict(r) for r in value.values()]
-            keys = list(value.keys())
-        elif kind == "record":
-            records, keys = [dict(value)], [None]
-        else:  # values
-            records, keys = [{"value": v} for v in value], [None] * len(value)
-        coll = Collection(path=path, kind=kind, table=self._table_name(path))
-        names: list[str] = []
-        for r in records:
-            for k in r:
-                if k not in coll.columns:
-                    coll.columns[k] = "?"
-                    names.append(k)
-        for k in names:
-            coll.columns[k] = column_type([r.get(k) for r in records])
-        for k in names:
-            coll.physical[k] = self._column_name(coll, k)
-        cols = ["_pos BIGINT", "_key VARCHAR", "_keys VARCHAR[]"]
-        cols += [f"{coll.col(k)} {coll.columns[k]}" for k in names]
-        self.conn.execute(f"CREATE TABLE {q(coll.table)} ({', '.join(cols)})")
+    def _create(self, path: str, kind: str, value: Any, plan: TablePlan | None = None) -> Collection:
+        """Register a collection; its table is created on first use (`_materialize`)."""
+        plan = plan or table_plan(kind, value)
+        coll = Collection(
+            path=path, kind=kind, table=self._table_name(path),
+            columns=dict(plan.columns), physical=dict(plan.physical),
+        )
         self.collections[path] = coll
-        self._insert_rows(coll, list(zip(keys, records)))
+        self._pending[path] = plan
+        self._pristine[path] = value
         return coll
+
+    def _materialize(self, coll: Collection) -> None:
+        plan = self._pending.pop(coll.path, None)
+        if plan is None:
+            return
+        # one statement: every column arrives as one list parameter and is unnested in step;
+        # the plan's column types, not the collection's (which later writes may have widened)
+        cols = ["unnest(?::BIGINT[]) AS _pos", "unnest(?::VARCHAR[]) AS _key", "unnest(?::VARCHAR[][]) AS _keys"]
+        for k, sql_type in plan.columns.items():
+            if sql_type == "JSON":  # JSON text travels as VARCHAR and is cast row by row
+                cols.append(f"unnest(?::VARCHAR[])::JSON AS {coll.col(k)}")
+            else:
+                cols.append(f"unnest(?::{sql_type}[]) AS {coll.col(k)}")
+        self.conn.execute(f"CREATE TABLE {q(coll.table)} AS SELECT {', '.join(cols)}", plan.params)
+
+    def _written(self, coll: Collection) -> None:
+        """The collection is about to change: from now on it exports from its table."""
+        if self._reads_only:
+            raise StateError(f"a read-only call cannot change {coll.path!r}")
+        self._materialize(coll)
+        self._pristine.pop(coll.path, None)
 
     def _insert_rows(
         self, coll: Collection, rows: list[tuple[str | None, dict[str, Any]]], first_pos: int = 0
@@ -230,11 +411,14 @@ class StateDB:
     # ------------------------------------------------------------------ reading
 
     def collection(self, path: str) -> Collection:
+        """The collection at `path`, its table created."""
         try:
-            return self.collections[path]
+            coll = self.collections[path]
         except KeyError:
             known = ", ".join(sorted(self.collections)) or "none"
             raise StateError(f"no collection {path!r} in the state (known: {known})") from None
+        self._materialize(coll)
+        return coll
 
     def has(self, path: str) -> bool:
         return path in self.collections
@@ -315,23 +499,15 @@ class StateDB:
         return self._rows(coll, where_sql, params, order)
 
     def get_scalar(self, key: str, default: Any = None) -> Any:
-        row = self.conn.execute(f"SELECT value FROM {SCALARS} WHERE key = ?", [key]).fetchone()
-        return default if row is None else json.loads(row[0])
+        text = self._scalars.get(key)
+        return default if text is None else json.loads(text)
 
     # ------------------------------------------------------------------ writing
 
     def set_scalar(self, key: str, value: Any) -> None:
-        exists = self.conn.execute(f"SELECT 1 FROM {SCALARS} WHERE key = ?", [key]).fetchone()
-        if exists:
-            self.conn.execute(
-                f"UPDATE {SCALARS} SET value = ?::JSON WHERE key = ?", [json.dumps(value), key]
-            )
-        else:
-            self.conn.execute(
-                f"INSERT INTO {SCALARS} VALUES (?, ?, ?::JSON)",
-                [len(self.layout), key, json.dumps(value)],
-            )
+        if key not in self._scalars:
             self.layout.append((key, "scalar"))
+        self._scalars[key] = json.dumps(value)
 
     def insert(self, path: str, values: dict[str, Any], key: str | None = None) -> dict[str, Any]:
         if not self.has(path):
@@ -339,7 +515,10 @@ class StateDB:
                 raise StateError(f"no collection {path!r} in the state")
             self.layout.append((path, "collection"))
             self._create(path, "keyed" if key is not None else "rows", {} if key else [])
-        coll = self.collection(path)
+        coll = self.collections[path] if path in self._pending else self.collection(path)
+        if coll.path in self._pending and coll.kind in ("rows", "keyed") and not self._reads_only:
+            return self._insert_pending(coll, values, key)
+        self._written(coll)
         if coll.kind == "keyed":
             if key is None:
                 raise StateError(f"collection {path!r} is keyed: an insert needs a key")
@@ -352,10 +531,28 @@ class StateDB:
         row = dict(values)
         return {"_key": str(key), **row} if coll.kind == "keyed" else row
 
+    def _insert_pending(self, coll: Collection, values: dict[str, Any], key: str | None) -> dict[str, Any]:
+        """Insert into a collection whose table does not exist yet: the row joins its plan and
+        the table is created with it (one statement instead of an ALTER per new column, a
+        position query and an INSERT)."""
+        loaded = self._pristine[coll.path]
+        if coll.kind == "keyed":
+            if key is None:
+                raise StateError(f"collection {coll.path!r} is keyed: an insert needs a key")
+            if str(key) in loaded:
+                raise StateError(f"collection {coll.path!r} already has key {key!r}")
+        plan = plan_with_row(self._pending[coll.path], None if key is None else str(key), values)
+        self._pending[coll.path] = plan
+        coll.columns, coll.physical = dict(plan.columns), dict(plan.physical)
+        self._written(coll)
+        row = dict(values)
+        return {"_key": str(key), **row} if coll.kind == "keyed" else row
+
     def update(
         self, path: str, where: dict[str, Any], values: dict[str, Any], *, match: str = "exact"
     ) -> list[dict[str, Any]]:
         coll = self.collection(path)
+        self._written(coll)
         for name, v in values.items():
             if name == "_key":
                 raise StateError("the key of a keyed collection cannot be changed")
@@ -392,14 +589,29 @@ class StateDB:
 
     def sql(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Raw parameterized SQL (`$name` placeholders). Returns rows as dicts."""
+        if not self.allow_sql:
+            # a catalog in the shared instance: caller-supplied SQL could name other catalogs
+            raise StateError("this state was opened without raw SQL (allow_sql=False)")
+        if self._reads_only:
+            raise StateError("a read-only call cannot run raw SQL")
+        # the statement may read or write any table: every table exists and none is pristine
+        # afterwards, and the scalars go through their table
+        for coll in list(self.collections.values()):
+            self._written(coll)
+        self.conn.execute(
+            f"CREATE OR REPLACE TABLE {SCALARS} AS SELECT unnest(?::BIGINT[]) AS _pos, "
+            "unnest(?::VARCHAR[]) AS key, unnest(?::VARCHAR[])::JSON AS value",
+            [list(range(len(self._scalars))), list(self._scalars), list(self._scalars.values())],
+        )
         cur = self.conn.execute(query, params or {})
-        if cur.description is None:
-            return []
-        names = [d[0] for d in cur.description]
-        return [
-            {n: v for n, v in zip(names, row) if n not in ("_pos", "_keys")}
+        rows = [] if cur.description is None else [
+            {n: v for n, v in zip([d[0] for d in cur.description], row) if n not in ("_pos", "_keys")}
             for row in cur.fetchall()
         ]
+        for key, value in self.conn.execute(f"SELECT key, CAST(value AS VARCHAR) FROM {SCALARS}").fetchall():
+            if key in self._scalars:  # a scalar the statement added has no place in the layout
+                self._scalars[key] = value if value is not None else "null"
+        return rows
 
     # ------------------------------------------------------------------ JSON-level access
 
@@ -427,20 +639,25 @@ class StateDB:
         key, node = level[idx]
         if node == "scalar":
             return self.get_scalar(key, default)
-        scalars = {}
         if isinstance(node, list):
-            return self._export_level(node, parts, scalars)
-        return self._export_collection(self.collections[path])
+            value = self._export_level(node, parts, {})
+        else:
+            value = self._export_collection(self.collections[path])
+        # a copy: a never-written collection's value is the loaded document's own (and the
+        # seed's), which a handler's in-place edit must not reach
+        return json.loads(json.dumps(value, default=str))
 
     def _drop(self, parts: list[str], node: Any) -> None:
         if node == "scalar":
-            self.conn.execute(f"DELETE FROM {SCALARS} WHERE key = ?", [parts[-1]])
+            self._scalars.pop(parts[-1], None)
         elif isinstance(node, list):
             for k, child in node:
                 self._drop(parts + [k], child)
         else:
             coll = self.collections.pop(".".join(parts))
-            self.conn.execute(f"DROP TABLE {q(coll.table)}")
+            self._pristine.pop(coll.path, None)
+            if self._pending.pop(coll.path, None) is None:
+                self.conn.execute(f"DROP TABLE {q(coll.table)}")
             self._tables.discard(coll.table.lower())
 
     def put(self, path: str, value: Any) -> None:
@@ -449,6 +666,8 @@ class StateDB:
         For handlers that reproduce the original's in-place JSON edits; the value is reloaded
         into tables with the usual mapping, in the same position of the document.
         """
+        if self._reads_only:
+            raise StateError(f"a read-only call cannot change {path!r}")
         parts = path.split(".")
         found = self._node(parts)
         if found is None:
@@ -468,7 +687,7 @@ class StateDB:
         if len(parts) > 1 and _classify(value) == "scalar":
             raise StateError(f"{path!r} is inside a namespace and must be a list or an object")
         if len(parts) == 1 and _classify(value) == "scalar":
-            self.conn.execute(f"INSERT INTO {SCALARS} VALUES (?, ?, ?::JSON)", [idx, path, json.dumps(value)])
+            self._scalars[path] = json.dumps(value)
             level[idx] = (path, "scalar")
             return
         level[idx] = (parts[-1], self._load(parts[-1], parts, value))
@@ -476,19 +695,40 @@ class StateDB:
     # ------------------------------------------------------------------ transactions
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """All or nothing: a failure rolls back the data and the Python-side layout."""
+    def transaction(self, *, reads_only: bool = False) -> Iterator[None]:
+        """All or nothing: a failure rolls back the data and the Python-side layout.
+
+        `reads_only`: the caller only reads tables (a catalog tool with no insert, update, sql
+        or handler). No database transaction is opened (two statements saved per call); only
+        the scalars and the layout, which id counters change, are restored on failure, and a
+        write inside is refused.
+        """
+        if reads_only:
+            saved_scalars = (_copy_layout(self.layout), dict(self._scalars))
+            self._reads_only = True
+            try:
+                yield
+            except BaseException:
+                self.layout, self._scalars = saved_scalars
+                raise
+            finally:
+                self._reads_only = False
+            return
         saved = (
-            copy.deepcopy(self.collections),
-            copy.deepcopy(self.layout),
+            {p: replace(c, columns=dict(c.columns), physical=dict(c.physical)) for p, c in self.collections.items()},
+            _copy_layout(self.layout),
             set(self._tables),
+            dict(self._pending),  # a table created in the transaction is gone after a rollback
+            dict(self._pristine),
+            dict(self._scalars),
         )
         self.conn.execute("BEGIN TRANSACTION")
         try:
             yield
         except BaseException:
             self.conn.execute("ROLLBACK")
-            self.collections, self.layout, self._tables = saved
+            (self.collections, self.layout, self._tables,
+             self._pending, self._pristine, self._scalars) = saved
             raise
         else:
             self.conn.execute("COMMIT")
@@ -496,11 +736,14 @@ class StateDB:
     # ------------------------------------------------------------------ export
 
     def export(self) -> dict[str, Any]:
-        scalars = {
-            k: json.loads(v)
-            for k, v in self.conn.execute(f"SELECT key, value FROM {SCALARS}").fetchall()
-        }
-        return self._export_level(self.layout, [], scalars)
+        """The current document (a copy: nothing in it is shared with the loaded one)."""
+        return json.loads(self.export_text())
+
+    def export_text(self) -> str:
+        """The current document as JSON text (what the solver stores)."""
+        scalars = {k: json.loads(v) for k, v in self._scalars.items()}
+        # default=str: a raw `sql` step may have changed a column to a type JSON lacks (a date)
+        return json.dumps(self._export_level(self.layout, [], scalars), default=str)
 
     def _export_level(
         self, layout: list[tuple[str, Any]], path: list[str], scalars: dict[str, Any]
@@ -516,6 +759,10 @@ class StateDB:
         return out
 
     def _export_collection(self, coll: Collection) -> Any:
+        if coll.path in self._pristine:
+            # never written: the value it was loaded from (callers copy it, see export)
+            return self._pristine[coll.path]
+        self._materialize(coll)
         if coll.kind == "keyed":
             return dict(self._keyed_rows(coll, "", [], "_pos"))
         rows = self._rows(coll, "", [], "_pos")
@@ -526,6 +773,9 @@ class StateDB:
         return rows[0] if rows else {}
 
     def close(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()  # closes the connection and drops the private catalog, once
+            return
         try:
             self.conn.close()
         except Exception:  # closing twice or after an interpreter-level failure is harmless

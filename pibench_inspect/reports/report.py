@@ -46,18 +46,41 @@ def scenario_set_hash(x: LoadedLog) -> str | None:
     return ((x.log.eval.metadata or {}).get("scenario_set") or {}).get("sha256")
 
 
+def runs(logs: list[LoadedLog]) -> list[tuple[str, frozenset[str]]]:
+    """(name, scenario ids) of each run: a run split with `-T shard=K/N` is one run whose parts
+    are its logs (same N and otherwise the same task arguments), its scenarios theirs together."""
+    from ..scenario.shard import parse_shard
+
+    out: list[tuple[str, frozenset[str]]] = []
+    parts: dict[tuple[int, str], list[LoadedLog]] = {}
+    for x in logs:
+        shard = parse_shard(x.args.get("shard"))
+        if shard is None:
+            out.append((str(x.path), scenario_ids(x)))
+        else:
+            rest = json.dumps({k: v for k, v in x.args.items() if k != "shard"}, sort_keys=True, default=str)
+            parts.setdefault((shard[1], rest), []).append(x)
+    for (n, _), xs in parts.items():
+        out.append((f"{xs[0].path} and the other logs of its {n} shards",
+                    frozenset().union(*(scenario_ids(x) for x in xs))))
+    return out
+
+
 def check_poolable(agent: str, logs: list[LoadedLog]) -> None:
     """Logs of one agent are pooled as further trials only when they ran the same scenarios
-    (the same ids from the same scenario-set content); anything else would mix two benchmarks."""
-    first = logs[0]
-    for other in logs[1:]:
-        a, b = scenario_ids(first), scenario_ids(other)
+    (the same ids from the same scenario-set content); anything else would mix two benchmarks.
+    The shards of one run (`-T shard=K/N`) count as one run."""
+    whole = runs(logs)
+    first_name, a = whole[0]
+    for other_name, b in whole[1:]:
         if a != b:
             only = sorted(a ^ b)
             raise ReportInputError(
-                f"agent {agent}: {first.path} and {other.path} ran different scenarios "
+                f"agent {agent}: {first_name} and {other_name} ran different scenarios "
                 f"({len(a)} vs {len(b)}; e.g. {', '.join(only[:5])} in only one), so they cannot be pooled "
                 "as trials; report them separately")
+    first = logs[0]
+    for other in logs[1:]:
         ha, hb = scenario_set_hash(first), scenario_set_hash(other)
         if ha and hb and ha != hb:
             raise ReportInputError(

@@ -23,8 +23,8 @@ from inspect_ai.solver import TaskState
 from ..checks.evaluate import Evaluation, evaluate
 from ..checks.judge import ModelJudge
 from ..checks.trace import build_trace
-from ..conversation.keys import AGENT, AGENT_ERROR, FINAL_STATE, STEPS, TERMINATION, USER_ERROR, USER_MODEL
-from ..conversation.solver import is_none_model
+from ..conversation.keys import AGENT, AGENT_ERROR, STEPS, TERMINATION, USER_ERROR, USER_MODEL
+from ..conversation.solver import is_none_model, stored_final_state
 from ..scenario.catalog import ScenarioSet, load_set
 from .explain import failed_sample_view
 from .metrics import ALL_METRICS
@@ -142,16 +142,17 @@ def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Score
             sample_judge, nl_tier = grader(judge)
         else:
             sample_judge, nl_tier = judge, "scored"
+        final_state = stored_final_state(state.store)
         ev = await evaluate(
             scenario,
             trace,
-            state.store.get(FINAL_STATE),
+            final_state,
             state.store.get(TERMINATION),
             decision_tool=domain.config.decision_tool,
             judge=sample_judge,
             parity=domain.original_layout if parity is None else parity,
         )
-        view = failed_sample_view(ev, trace, state.store.get(FINAL_STATE), scenario, domain)
+        view = failed_sample_view(ev, trace, final_state, scenario, domain)
         metadata = {
             "scenario_id": scenario.scenario_id,
             "label": scenario.expected,

@@ -1,0 +1,30 @@
+"""Issue 13 item 1: how state reaches the store and where a sample's tables live."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import MINI, registered, run_eval
+from pibench_inspect.conversation.solver import FINAL_STATE, runs_raw_sql, stored_final_state
+from pibench_inspect.domain.loader import load_domain
+from pibench_inspect.paths import domains_dir
+
+
+def test_final_state_is_stored_as_one_json_string(tmp_path):
+    """Inspect diffs the whole store at every span boundary: the final state goes there as one
+    string (cheap to compare), and reads back as the document."""
+    log = run_eval(registered(source=str(MINI), agent="oracle", user="scripted", scenarios="MINI_001_REFUND_OK"),
+                   log_dir=str(tmp_path))
+    sample = log.samples[0]
+    stored = sample.store[FINAL_STATE]
+    assert isinstance(stored, str)
+    final = stored_final_state(sample.store)
+    assert final == json.loads(stored) and final["refunds"] and final["orders"]
+    # a log written before holds the document itself: still readable
+    assert stored_final_state({FINAL_STATE: final}) == final
+    assert sample.scores["pibench_scorer"].value["all_passed"] == 1.0
+
+
+def test_only_domains_that_run_raw_sql_get_an_instance_of_their_own():
+    assert runs_raw_sql(load_domain(domains_dir() / "helpdesk"))  # has a `sql` step
+    assert not runs_raw_sql(load_domain(MINI / "domains" / "mini"))
