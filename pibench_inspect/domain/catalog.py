@@ -56,7 +56,10 @@ class Select(Strict):
 
     `where` values must all match (an argument that was not given makes the step fail unless
     `optional_filters` is true, in which case missing filters are dropped). `match` chooses
-    exact equality or a case-, whitespace- and type-insensitive comparison. With `one`, the
+    exact equality, a case-, whitespace- and type-insensitive comparison (`ci`), or `words`:
+    every whitespace-separated word of the value appears in the field, case-insensitively (a
+    search by words of a name; a value with no words matches nothing). `fields` keeps only
+    those fields of each row, in that order (a search that must not show, say, a price). With `one`, the
     first row (or null) is bound; otherwise a list. `missing`, when given and nothing matched,
     ends the call with a soft error `{"error": true, "message": <missing>}`; `{arg}` in it is
     replaced by the argument's value.
@@ -65,7 +68,8 @@ class Select(Strict):
     select: str
     where: dict[str, Any] = Field(default_factory=dict)
     optional_filters: bool = False
-    match: Literal["exact", "ci"] = "exact"
+    match: Literal["exact", "ci", "words"] = "exact"
+    fields: list[str] | None = None
     one: bool = False
     key_as: str | None = None
     order_by: str | None = None

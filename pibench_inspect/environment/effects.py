@@ -132,6 +132,8 @@ def run_effect(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any]) -> A
             rows = ctx.state.select(step.select, where, match=step.match, order_by=step.order_by)
             if step.key_as:
                 rows = [{step.key_as: r.pop("_key", None), **r} for r in rows]
+            if step.fields is not None:
+                rows = [{f: r[f] for f in step.fields if f in r} for r in rows]
             if not rows and step.missing:
                 raise SoftError(ev(step.missing), **{k: v for k, v in where.items()})
             bind(step.as_, (rows[0] if rows else None) if step.one else rows)

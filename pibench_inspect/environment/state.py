@@ -466,6 +466,12 @@ class StateDB:
                 continue
             if v is None:
                 parts.append(f"{expr} IS NULL")
+            elif match == "words":
+                # every word of the value is in the field (case-insensitive), each a bound parameter
+                text = expr if sql_type != "JSON" else f"json_extract_string({expr}, '$')"
+                words = str(v).lower().split()
+                parts.extend([f"contains(lower(CAST({text} AS VARCHAR)), ?)"] * len(words) or ["FALSE"])
+                params.extend(words)
             elif match == "ci":
                 text = expr if sql_type != "JSON" else f"json_extract_string({expr}, '$')"
                 parts.append(f"lower(trim(CAST({text} AS VARCHAR))) = lower(trim(?))")
