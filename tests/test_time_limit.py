@@ -15,6 +15,7 @@ from pathlib import Path
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conftest import MINI, ROOT
+from pibench_inspect.conversation.solver import stored_final_state
 
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 
@@ -33,4 +34,4 @@ def test_time_limit_scores_the_state_reached(tmp_path):
     assert score.metadata["termination"] == "limit"
     # the lookup it made counts: the checks were evaluated on the state reached
     assert 0 < score.value["partial_credit"] < 1
-    assert sample.store["pibench:final_state"]["orders"]["O-1"]["status"] == "delivered"
+    assert stored_final_state(sample.store)["orders"]["O-1"]["status"] == "delivered"
