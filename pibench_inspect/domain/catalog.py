@@ -122,7 +122,21 @@ class Fail(Strict):
     if_: dict[str, Any] = Field(alias="if")
 
 
-Step = Union[Select, Insert, Update, Sql, Let, Fail]
+class Verify(Strict):
+    """Check values a caller supplied against a record bound by an earlier step (`against`,
+    e.g. "$record"). Each field of `verify` (field -> the supplied value, usually "$argument")
+    comes out `match` (equal, ignoring case and surrounding whitespace), `no_match`, or
+    `not_supplied` (null or blank). Binds to `as`: the record's `keep` fields, each field's
+    outcome, and under `count_as` how many matched. Identity checks need no raw SQL this way."""
+
+    verify: dict[str, Any]
+    against: str
+    keep: list[str] = Field(default_factory=list)
+    count_as: str | None = None
+    as_: str = Field(alias="as")
+
+
+Step = Union[Select, Insert, Update, Sql, Let, Fail, Verify]
 
 
 class ToolSpec(Strict):
@@ -193,6 +207,7 @@ STEP_KEYS: dict[str, type[BaseModel]] = {
     "sql": Sql,
     "let": Let,
     "fail": Fail,
+    "verify": Verify,
 }
 
 

@@ -18,7 +18,7 @@ import math
 from jsonschema import Draft7Validator
 from referencing import Registry
 
-from ..domain.catalog import Fail, Insert, Let, Select, Sql, ToolSpec, Update, handler_problem
+from ..domain.catalog import Fail, Insert, Let, Select, Sql, ToolSpec, Update, Verify, handler_problem
 from .state import StateDB, StateError
 from .templates import TemplateError, condition, render
 
@@ -157,9 +157,33 @@ def run_effect(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any]) -> A
         elif isinstance(step, Sql):
             rows = ctx.state.sql(step.sql, _sql_params(step.sql, bindings))
             bind(step.as_, (rows[0] if rows else None) if step.one else rows)
+        elif isinstance(step, Verify):
+            bind(step.as_, verify_fields(step, ev(step.against), ev))
     if spec.result is not None:
         return ev(spec.result)
     return last if have_last else {"status": "ok"}
+
+
+def verify_outcome(given: Any, recorded: Any) -> str:
+    """`not_supplied` (null or blank), `match` (equal ignoring case and surrounding
+    whitespace) or `no_match`."""
+    if given is None or not str(given).strip():
+        return "not_supplied"
+    if recorded is not None and str(recorded).strip().lower() == str(given).strip().lower():
+        return "match"
+    return "no_match"
+
+
+def verify_fields(step: Verify, record: Any, ev: Callable[[Any], Any]) -> dict[str, Any]:
+    record = record if isinstance(record, dict) else {}
+    out: dict[str, Any] = {name: record.get(name) for name in step.keep}
+    matched = 0
+    for name, template in step.verify.items():
+        out[name] = verify_outcome(ev(template), record.get(name))
+        matched += out[name] == "match"
+    if step.count_as:
+        out[step.count_as] = matched
+    return out
 
 
 def _sql_params(sql: str, bindings: dict[str, Any]) -> dict[str, Any]:
