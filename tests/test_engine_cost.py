@@ -25,6 +25,12 @@ def test_final_state_is_stored_as_one_json_string(tmp_path):
     assert sample.scores["pibench_scorer"].value["all_passed"] == 1.0
 
 
-def test_only_domains_that_run_raw_sql_get_an_instance_of_their_own():
-    assert runs_raw_sql(load_domain(domains_dir() / "helpdesk"))  # has a `sql` step
+def test_only_domains_that_run_raw_sql_get_an_instance_of_their_own(mini_source):
     assert not runs_raw_sql(load_domain(MINI / "domains" / "mini"))
+    # the shipped domains say everything with declarative steps (select, verify, ...)
+    assert not any(runs_raw_sql(load_domain(domains_dir() / name)) for name in ("finra", "retail", "helpdesk"))
+    tools_path = mini_source / "domains" / "mini" / "tools.json"
+    catalog = json.loads(tools_path.read_text())
+    catalog["tools"][0]["effect"].insert(0, {"sql": "SELECT 1 AS one", "as": "one"})
+    tools_path.write_text(json.dumps(catalog))
+    assert runs_raw_sql(load_domain(mini_source / "domains" / "mini"))
