@@ -8,7 +8,6 @@ instance per sample)."""
 from __future__ import annotations
 
 from conftest import ROOT
-from pibench_inspect.conversation.solver import runs_raw_sql
 from pibench_inspect.domain.loader import load_domain_dir
 from pibench_inspect.environment.effects import execute
 from pibench_inspect.environment.state import StateDB
@@ -68,4 +67,4 @@ def test_verify_reports_each_item_and_counts_matches():
 
 
 def test_shipped_domains_run_no_raw_sql():
-    assert not runs_raw_sql(RETAIL) and not runs_raw_sql(HELPDESK)
+    assert not RETAIL.runs_raw_sql and not HELPDESK.runs_raw_sql

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from conftest import MINI, registered, run_eval
-from pibench_inspect.conversation.solver import FINAL_STATE, runs_raw_sql, stored_final_state
+from pibench_inspect.conversation.solver import FINAL_STATE, stored_final_state
 from pibench_inspect.domain.loader import load_domain
 from pibench_inspect.paths import domains_dir
 
@@ -26,11 +26,11 @@ def test_final_state_is_stored_as_one_json_string(tmp_path):
 
 
 def test_only_domains_that_run_raw_sql_get_an_instance_of_their_own(mini_source):
-    assert not runs_raw_sql(load_domain(MINI / "domains" / "mini"))
+    assert not load_domain(MINI / "domains" / "mini").runs_raw_sql
     # the shipped domains say everything with declarative steps (select, verify, ...)
-    assert not any(runs_raw_sql(load_domain(domains_dir() / name)) for name in ("finra", "retail", "helpdesk"))
+    assert not any(load_domain(domains_dir() / name).runs_raw_sql for name in ("finra", "retail", "helpdesk"))
     tools_path = mini_source / "domains" / "mini" / "tools.json"
     catalog = json.loads(tools_path.read_text())
     catalog["tools"][0]["effect"].insert(0, {"sql": "SELECT 1 AS one", "as": "one"})
     tools_path.write_text(json.dumps(catalog))
-    assert runs_raw_sql(load_domain(mini_source / "domains" / "mini"))
+    assert load_domain(mini_source / "domains" / "mini").runs_raw_sql

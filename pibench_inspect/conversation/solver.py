@@ -28,7 +28,6 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, span, suspend_token_limit, suspend_turn_limit
 
 from ..domain.loader import Domain
-from ..domain.catalog import Sql
 from ..environment.merge import domain_document
 from ..environment.state import StateDB
 from ..environment.tools import build_tools
@@ -64,15 +63,6 @@ def stored_final_state(store: Any) -> dict[str, Any] | None:
     written before the text form hold the document itself."""
     value = store.get(FINAL_STATE)
     return json.loads(value) if isinstance(value, str) else value
-
-
-def runs_raw_sql(domain: Domain) -> bool:
-    """Whether the domain's catalog has `sql` steps (arbitrary SQL from domain data) or Python
-    handlers (which may call `state.sql`): its states then need a database of their own (see
-    environment/state.py)."""
-    return any(
-        tool.handler or any(isinstance(step, Sql) for step in tool.effect) for tool in domain.tools
-    )
 
 
 @dataclass(frozen=True)
@@ -234,7 +224,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             else None
         )
         db = StateDB(
-            domain_document(domain, scenario), allow_sql=runs_raw_sql(domain), seed=domain.seed_state
+            domain_document(domain, scenario), allow_sql=domain.runs_raw_sql, seed=domain.seed_state
         )
         store = state.store
         store.set(TERMINATION, "not_started")

@@ -4,8 +4,9 @@ The pattern is domain data, and a regular expression can backtrack catastrophica
 takes years on a long policy). Python's `re` cannot be interrupted inside a match (no signal
 reaches it), and telling safe patterns from catastrophic ones by their shape is unreliable, so
 the match runs in a short-lived child interpreter that is killed after MATCH_SECONDS. The
-result is exactly `re.findall`'s; the cost is one interpreter start per domain (tens of ms),
-paid only where clause ids are checked (validation).
+result is exactly `re.findall`'s; the cost is one interpreter start per loaded domain (tens of
+ms; Domain caches the ids), paid where clause ids are checked: `pibench validate`, and the static
+checks a task runs once when it is built (never per sample).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..environment.shape import collection_clashes
 from ..scenario.errors import ScenarioError, validation_problems
 from ..scenario.reading import inside, read_json, read_text
-from .catalog import ToolSpec, catalog_entries
+from .catalog import Sql, ToolSpec, catalog_entries
 from .clauses import check_pattern, find_clause_ids
 
 # meta.domain values of the original scenario files -> folder names
@@ -69,6 +69,15 @@ class Domain:
     def original_layout(self) -> bool:
         """A folder of the original pi-bench (no domain.json): parity semantics apply."""
         return not (self.path / "domain.json").exists()
+
+    @cached_property
+    def runs_raw_sql(self) -> bool:
+        """Whether the catalog has `sql` steps (arbitrary SQL from domain data) or Python
+        handlers (which may call `state.sql`): its states then need a database of their own
+        (see environment/state.py). Worked out once per loaded domain, not per sample."""
+        return any(
+            tool.handler or any(isinstance(step, Sql) for step in tool.effect) for tool in self.tools
+        )
 
     @cached_property
     def clause_ids(self) -> set[str]:
