@@ -98,6 +98,10 @@ def _drop_catalog(root: duckdb.DuckDBPyConnection, conn: duckdb.DuckDBPyConnecti
         pass
 
 
+class _NeedsSql(Exception):
+    """A value the SQL-free read cannot judge as DuckDB would (non-ASCII text to fold)."""
+
+
 class StateError(Exception):
     """A state operation that cannot be carried out (reported to the agent as a tool error)."""
 
@@ -243,6 +247,21 @@ def seed_plans(seed: dict[str, Any]) -> dict[tuple[str, ...], TablePlan]:
     return plans
 
 
+# seed collection id -> (the value, kept alive so the id stays its own; its JSON text)
+_SEED_TEXTS: dict[int, tuple[Any, str]] = {}
+
+
+def seed_text(value: Any) -> str:
+    """The JSON text of a seed collection, made once per process (seeds are never changed:
+    samples copy on write)."""
+    hit = _SEED_TEXTS.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    text = json.dumps(value)
+    _SEED_TEXTS[id(value)] = (value, text)
+    return text
+
+
 def _copy_layout(layout: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     return [(k, _copy_layout(v) if isinstance(v, list) else v) for k, v in layout]
 
@@ -261,14 +280,8 @@ class StateDB:
         self.allow_sql = allow_sql
         self._catalog: str | None = None
         self._finalizer: Any = None
-        if allow_sql:
-            # a database of its own; a single worker thread keeps per-sample memory low
-            self.conn = open_sandboxed()
-        else:
-            self.conn, self._catalog = open_private_catalog()
-            self._finalizer = weakref.finalize(
-                self, _drop_catalog, _shared_instance(), self.conn, self._catalog
-            )
+        self._conn: duckdb.DuckDBPyConnection | None = None
+        self._closed = False
         self.collections: dict[str, Collection] = {}
         # document shape for export: top-level keys in order; namespaces hold child keys
         self.layout: list[tuple[str, Any]] = []
@@ -281,8 +294,26 @@ class StateDB:
         self._pristine: dict[str, Any] = {}
         self._scalars: dict[str, str] = {}
         self._reads_only = False
+        self._from_seed: set[str] = set()  # collections that are the seed's own value
         for key, value in document.items():
             self.layout.append((key, self._load(key, [key], value)))
+
+    @property
+    def conn(self) -> duckdb.DuckDBPyConnection:
+        """The state's database, opened on first use: a sample that only reads answers from the
+        loaded values (see `select`) and never needs one."""
+        if self._conn is None:
+            if self._closed:
+                raise StateError("this state is closed")
+            if self.allow_sql:
+                # a database of its own; a single worker thread keeps per-sample memory low
+                self._conn = open_sandboxed()
+            else:
+                self._conn, self._catalog = open_private_catalog()
+                self._finalizer = weakref.finalize(
+                    self, _drop_catalog, _shared_instance(), self._conn, self._catalog
+                )
+        return self._conn
 
     def _seed_value(self, path: list[str]) -> Any:
         node: Any = self._seed
@@ -300,6 +331,7 @@ class StateDB:
         if plan is not None and self._seed_value(path) is value:
             # the very collection of the seed, untouched by the scenario's patch
             self._create(dotted, plan.kind, value, plan)
+            self._from_seed.add(dotted)
             return "collection"
         kind = _classify(value)
         if kind == "scalar" and len(path) == 1:
@@ -494,6 +526,13 @@ class StateDB:
         match: str = "exact",
         order_by: str | None = None,
     ) -> list[dict[str, Any]]:
+        if path in self._pristine:
+            try:
+                rows = self._select_loaded(self.collections[path], where or {}, match, order_by)
+            except _NeedsSql:
+                rows = None
+            if rows is not None:
+                return rows
         coll = self.collection(path)
         where_sql, params = self._where(coll, where or {}, match)
         order = "_pos"
@@ -503,6 +542,111 @@ class StateDB:
                 raise StateError(f"collection {path!r} has no field {name!r} to order by")
             order = f"{coll.col(name)} {'DESC' if order_by.startswith('-') else 'ASC'}, _pos"
         return self._rows(coll, where_sql, params, order)
+
+    # ------------------------------------------------------------------ reading without SQL
+
+    def _loaded_rows(self, coll: Collection) -> list[tuple[str | None, dict[str, Any]]]:
+        """A never-written collection's rows as its table would hold them: (key, record)."""
+        value = self._pristine[coll.path]
+        if coll.kind == "rows":
+            return [(None, r) for r in value]
+        if coll.kind == "keyed":
+            return list(value.items())
+        if coll.kind == "record":
+            return [(None, value)]
+        return [(None, {"value": v}) for v in value]
+
+    def _select_loaded(
+        self, coll: Collection, where: dict[str, Any], match: str, order_by: str | None
+    ) -> list[dict[str, Any]] | None:
+        """`select` on a collection never written, answered from the value it was loaded from
+        with exactly the SQL path's semantics (`_where`, ORDER BY ... NULLS LAST, _pos), or None
+        where those semantics are DuckDB's own (JSON text, a DOUBLE's text form, non-ASCII
+        case folding): the caller then builds the table and asks SQL.
+
+        Why: a statement costs ~1 ms of CPU and building a table another, and most collections
+        a sample touches are only ever read (tests/test_state.py checks both paths agree)."""
+        tests = []
+        for name, v in where.items():
+            test = self._loaded_test(coll, name, v, match)
+            if test is None:
+                return None
+            tests.append(test)
+        rows = [(key, rec) for key, rec in self._loaded_rows(coll) if all(t(key, rec) for t in tests)]
+        if order_by:
+            name = order_by.lstrip("-")
+            if name not in coll.columns:
+                raise StateError(f"collection {coll.path!r} has no field {name!r} to order by")
+            if coll.columns[name] == "JSON":
+                return None
+            # NULLS LAST in both directions; ties keep document order (the sort is stable)
+            nulls = [r for r in rows if r[1].get(name) is None]
+            rows = sorted((r for r in rows if r[1].get(name) is not None),
+                          key=lambda r: r[1][name], reverse=order_by.startswith("-")) + nulls
+        out = []
+        for key, rec in rows:
+            # a copy: the loaded value is the scenario's (and the seed's); callers may edit rows
+            rec = {k: json.loads(json.dumps(v)) if isinstance(v, (dict, list)) else v for k, v in rec.items()}
+            if coll.kind == "keyed" and "_key" not in rec:
+                rec = {"_key": key, **rec}
+            out.append(rec)
+        return out
+
+    @staticmethod
+    def _loaded_test(coll: Collection, name: str, v: Any, match: str) -> Any:
+        """One `where` entry as a test of (key, record), mirroring `_where`; None: SQL's own."""
+        if name == "_key" and coll.kind == "keyed":
+            sql_type, read = "VARCHAR", (lambda key, rec: key)
+        elif name in coll.columns:
+            sql_type, read = coll.columns[name], (lambda key, rec: rec.get(name))
+        else:
+            return lambda key, rec: v is None  # no row has the field: only a null filter matches
+        if v is None:
+            return lambda key, rec: read(key, rec) is None
+        if match in ("words", "ci"):
+            if sql_type not in ("VARCHAR", "BIGINT", "BOOLEAN"):
+                return None  # a DOUBLE's or a JSON value's text form is DuckDB's
+            needle = str(v).lower() if match == "words" or isinstance(v, bool) else str(v)
+            if not needle.isascii():
+                return None  # DuckDB folds case its own way beyond ASCII
+
+            def text(key: Any, rec: Any) -> str | None:
+                x = read(key, rec)
+                if x is None:
+                    return None
+                t = ("true" if x else "false") if isinstance(x, bool) else str(x)
+                return t if t.isascii() else None
+
+            if match == "words":
+                words = needle.split()
+
+                def has_words(key: Any, rec: Any) -> bool:
+                    t = text(key, rec)
+                    if t is None:
+                        x = read(key, rec)
+                        if x is not None:
+                            raise _NeedsSql
+                        return False
+                    t = t.lower()
+                    return bool(words) and all(w in t for w in words)
+
+                return has_words
+            want = needle.strip(" ").lower()  # DuckDB's trim() takes spaces only
+
+            def same_ci(key: Any, rec: Any) -> bool:
+                t = text(key, rec)
+                if t is None:
+                    if read(key, rec) is not None:
+                        raise _NeedsSql
+                    return False
+                return t.strip(" ").lower() == want
+
+            return same_ci
+        if sql_type == "JSON":
+            return None  # compared as DuckDB's JSON text
+        if not fits(sql_type, v):
+            return lambda key, rec: False
+        return lambda key, rec: (x := read(key, rec)) is not None and x == v
 
     def get_scalar(self, key: str, default: Any = None) -> Any:
         text = self._scalars.get(key)
@@ -662,6 +806,7 @@ class StateDB:
         else:
             coll = self.collections.pop(".".join(parts))
             self._pristine.pop(coll.path, None)
+            self._from_seed.discard(coll.path)
             if self._pending.pop(coll.path, None) is None:
                 self.conn.execute(f"DROP TABLE {q(coll.table)}")
             self._tables.discard(coll.table.lower())
@@ -746,10 +891,28 @@ class StateDB:
         return json.loads(self.export_text())
 
     def export_text(self) -> str:
-        """The current document as JSON text (what the solver stores)."""
-        scalars = {k: json.loads(v) for k, v in self._scalars.items()}
-        # default=str: a raw `sql` step may have changed a column to a type JSON lacks (a date)
-        return json.dumps(self._export_level(self.layout, [], scalars), default=str)
+        """The current document as JSON text (what the solver stores): exactly
+        `json.dumps(self.export())`, written piece by piece so that a collection still holding
+        the seed's own value costs no serialization (its text is made once per process)."""
+        return self._level_text(self.layout, [])
+
+    def _level_text(self, layout: list[tuple[str, Any]], path: list[str]) -> str:
+        parts = []
+        for key, node in layout:
+            if node == "scalar":
+                text = self._scalars.get(key, "null")
+            elif isinstance(node, list):
+                text = self._level_text(node, path + [key])
+            else:
+                coll = self.collections[".".join(path + [key])]
+                if coll.path in self._pristine and coll.path in self._from_seed:
+                    text = seed_text(self._pristine[coll.path])
+                else:
+                    # default=str: a raw `sql` step may have changed a column to a type JSON
+                    # lacks (a date)
+                    text = json.dumps(self._export_collection(coll), default=str)
+            parts.append(f"{json.dumps(key)}: {text}")
+        return "{" + ", ".join(parts) + "}"
 
     def _export_level(
         self, layout: list[tuple[str, Any]], path: list[str], scalars: dict[str, Any]
@@ -779,10 +942,13 @@ class StateDB:
         return rows[0] if rows else {}
 
     def close(self) -> None:
+        self._closed = True
         if self._finalizer is not None:
             self._finalizer()  # closes the connection and drops the private catalog, once
             return
+        if self._conn is None:
+            return
         try:
-            self.conn.close()
+            self._conn.close()
         except Exception:  # closing twice or after an interpreter-level failure is harmless
             pass
