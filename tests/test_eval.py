@@ -148,6 +148,11 @@ def test_llm_user_role_stop_glued_to_a_sentence():
     assert users == [mini_scenario()["user_simulation"]["initial_user_message"], "Can you hurry?", "Thanks, that's all."]
     assert sample.store[TERMINATION] == "user_stop"
     assert sample.store[USER_MODEL] == "mockllm/model"
+    # each model party's calls run inside a span labelled with its part in the conversation
+    spans = {e.id: e.name for e in sample.events if e.event == "span_begin" and e.type == "agent"}
+    assert set(spans.values()) == {"user", "agent"}
+    model_spans = [spans.get(e.span_id) for e in sample.events if e.event == "model"]
+    assert model_spans.count("user") == 2 and model_spans.count("agent") == 2
 
 
 def test_llm_user_without_model_is_a_clear_error():
@@ -196,8 +201,10 @@ def test_every_partys_turn_is_in_the_transcript():
     first_user = next(e for e in infos if e.source == "user (scripted)")
     assert first_user.data == mini_scenario()["user_simulation"]["initial_user_message"]
     assert any(e.source == "agent (oracle)" and "lookup_order(" in str(e.data) for e in infos)
+    # a scripted party in this process says its turn as one labelled info event, with no span
+    # around it (the spans of model parties: test_llm_user_role_stop_glued_to_a_sentence)
     spans = {(e.name, e.type) for e in events if e.event == "span_begin"}
-    assert ("user", "agent") in spans and ("agent", "agent") in spans
+    assert ("user", "agent") not in spans and ("agent", "agent") not in spans
     # the messages the agent saw never carry the author's notes; the sample metadata does
     assert "SECRET-NOTE" in log.samples[0].metadata["notes"]
     assert not any("SECRET-NOTE" in m.text for m in log.samples[0].messages)

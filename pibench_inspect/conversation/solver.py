@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from contextlib import nullcontext
 from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -33,7 +34,7 @@ from ..environment.state import StateDB
 from ..environment.tools import build_tools
 from ..scenario.model import Scenario, ToolNotCalled
 from ..local.adapter import AgentProtocolError
-from .agents import BUILTIN_AGENTS, ModelAgent, builtin_agent
+from .agents import BUILTIN_AGENTS, ModelAgent, ScriptedAgent, builtin_agent
 from .prompts import benchmark_context, system_prompt
 from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
 from .json_safe import json_safe_calls
@@ -187,6 +188,17 @@ async def close_party(party: Any) -> None:
         logger.warning("closing %s failed: %s", getattr(party, "name", party), err)
 
 
+def party_span(party: Any, label: str) -> Any:
+    """The span a party's turn runs in: a model's calls, a remote or external agent's events and
+    errors are grouped under it and labelled. A scripted party in this process (built-in agents,
+    the scripted and solo users) emits one info event per turn, labelled by its source, and no
+    span: two more events per turn around it added nothing to read and were a fifth of the
+    transcript's cost on keyless runs."""
+    if isinstance(party, (ScriptedAgent, ScriptedUser, SoloUser)):
+        return nullcontext()
+    return span(label, type="agent")
+
+
 def sample_time_is_up() -> bool:
     """Whether the sample's `--time-limit` or `--working-limit` has run out (Inspect enforces
     both by cancelling the sample, so the solver sees a cancellation, not LimitExceededError)."""
@@ -232,8 +244,10 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
         steps = 0
         agent = user = None
         try:
+            # handed to the agent and to execute_tools, not kept in `state.tools`: Inspect
+            # re-describes (deep-copies) every tool there at each state snapshot, which cost more
+            # than the tools themselves; a model agent's tools are in each of its model events
             tools = build_tools(domain, scenario, db, forbidden=forbidden)
-            state.tools = tools
             # the original's A2A path seeds from the scenario file's stem, not the id (reference 3.6)
             seed_id = Path(state.metadata.get("scenario_file") or scenario.scenario_id).stem
             agent = make_agent(config, scenario, domain, state.epoch, seed_id)
@@ -256,7 +270,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             termination = None
             while termination is None:
                 # ---- user turn (not counted against the agent's limits)
-                async with span("user", type="agent"):
+                async with party_span(user, "user"):
                     with suspend_token_limit(), suspend_turn_limit():
                         turn = await user.next(state.messages)
                     if not isinstance(user, LLMUser):  # a model user's turn is its model event
@@ -279,7 +293,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                         termination = "max_steps"
                         break
                     try:
-                        async with span("agent", type="agent"):
+                        async with party_span(agent, "agent"):
                             message = await agent.next(state.messages, tools)
                             if not isinstance(agent, ModelAgent):  # a model's turn is its model event
                                 show_turn(f"agent ({agent.name})", message)
