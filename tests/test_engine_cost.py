@@ -34,3 +34,28 @@ def test_only_domains_that_run_raw_sql_get_an_instance_of_their_own(mini_source)
     catalog["tools"][0]["effect"].insert(0, {"sql": "SELECT 1 AS one", "as": "one"})
     tools_path.write_text(json.dumps(catalog))
     assert load_domain(mini_source / "domains" / "mini").runs_raw_sql
+
+
+def test_state_diff_skips_untouched_subtrees_but_still_tells_true_from_1():
+    from pibench_inspect.scoring.explain import state_diff
+
+    before = {"orders": {"O-1": {"status": "open", "qty": 1, "paid": 1.0}}, "flags": [1, 2], "n": 1}
+    assert state_diff(before, json.loads(json.dumps(before))) == []
+    # Python says 1 == True == 1.0; the diff must not
+    after = {"orders": {"O-1": {"status": "open", "qty": True, "paid": 1}}, "flags": [1, 2], "n": 1}
+    assert {(c["path"], c["before"], c["after"]) for c in state_diff(before, after)} == {
+        ("orders.O-1.qty", 1, True), ("orders.O-1.paid", 1.0, 1)}
+    assert state_diff(before, {**before, "flags": [1], "m": 2}) == [
+        {"path": "flags[1]", "change": "removed", "before": 2}, {"path": "m", "change": "added", "after": 2}]
+
+
+def test_check_results_turn_into_dicts_with_every_field():
+    """`as_dict` is written out field by field (dataclasses.asdict deep-copies): a field added
+    to CheckResult must reach the score too."""
+    from dataclasses import asdict, fields
+
+    from pibench_inspect.checks.policy import CheckResult
+
+    r = CheckResult("E1", "tool_called_with", False, "why", tier=2, evidence={"args": [1, {"k": "v"}]}, notes="n")
+    assert r.as_dict() == asdict(r)
+    assert list(r.as_dict()) == [f.name for f in fields(CheckResult)]

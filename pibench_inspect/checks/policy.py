@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..scenario import model as m
@@ -35,7 +35,12 @@ class CheckResult:
             self.status = {True: "passed", False: "failed", None: "not_evaluated"}[self.passed]
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # field by field, not dataclasses.asdict: that deep-copies every value, and a sample's
+        # checks are turned into dicts twice (the score value and the failed-sample view)
+        return {
+            "outcome_id": self.outcome_id, "type": self.type, "passed": self.passed, "detail": self.detail,
+            "tier": self.tier, "status": self.status, "evidence": dict(self.evidence), "notes": self.notes,
+        }
 
 
 def _canon(v: Any) -> str:

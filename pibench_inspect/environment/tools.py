@@ -72,8 +72,22 @@ def tool_def(spec: ToolSpec, state: StateDB, *, blocked: bool = False) -> ToolDe
             raise ToolError(str(err)) from None
         return json.dumps(result, default=str)
 
+    return ToolDef(run, name=spec.name, description=spec.description or spec.name, parameters=tool_params(spec))
+
+
+# catalog tool id -> (the tool itself, kept alive so the id stays its own; its parameters)
+_PARAMS: dict[int, tuple[ToolSpec, ToolParams]] = {}
+
+
+def tool_params(spec: ToolSpec) -> ToolParams:
+    """A catalog tool's Inspect parameters, validated once per process, not once per sample
+    (Inspect only reads them; every sample's ToolDef shares them)."""
+    hit = _PARAMS.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
     params = ToolParams.model_validate(with_descriptions(spec.schema))
-    return ToolDef(run, name=spec.name, description=spec.description or spec.name, parameters=params)
+    _PARAMS[id(spec)] = (spec, params)
+    return params
 
 
 def build_tools(
