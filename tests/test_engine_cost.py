@@ -59,3 +59,15 @@ def test_check_results_turn_into_dicts_with_every_field():
     r = CheckResult("E1", "tool_called_with", False, "why", tier=2, evidence={"args": [1, {"k": "v"}]}, notes="n")
     assert r.as_dict() == asdict(r)
     assert list(r.as_dict()) == [f.name for f in fields(CheckResult)]
+
+
+def test_per_object_work_is_done_once_and_stays_bounded():
+    from pibench_inspect.environment.once import PerObject
+
+    made = []
+    cache = PerObject(lambda o: made.append(o) or len(made), max_entries=3)
+    a, b = {"x": 1}, {"x": 1}  # equal, not the same: each gets its own result
+    assert cache(a) == 1 and cache(a) == 1 and cache(b) == 2 and len(made) == 2
+    for i in range(10):
+        cache([i])
+    assert len(cache._entries) <= 3

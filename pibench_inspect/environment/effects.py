@@ -19,6 +19,7 @@ from jsonschema import Draft7Validator
 from referencing import Registry
 
 from ..domain.catalog import Fail, Insert, Let, Select, Sql, ToolSpec, Update, Verify, handler_problem
+from .once import PerObject
 from .state import StateDB, StateError
 from .templates import TemplateError, condition, render
 
@@ -64,11 +65,19 @@ def today(now: str) -> str:
         return now[:10]
 
 
-def argument_errors(spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
+def _make_validator(spec: ToolSpec) -> Draft7Validator:
     # Inspect's ToolParams defaults additionalProperties to false; validate the same way here
     schema = {"additionalProperties": False, **spec.schema}
     # an empty registry that retrieves nothing: a `$ref` never reaches the network
-    validator = Draft7Validator(schema, registry=Registry())
+    return Draft7Validator(schema, registry=Registry())
+
+
+# built once per catalog tool, not once per call
+_validator = PerObject(_make_validator)
+
+
+def argument_errors(spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
+    validator = _validator(spec)
     errors = non_finite(arguments)
     for e in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path)):
         where = ".".join(str(p) for p in e.path)

@@ -42,6 +42,8 @@ from typing import Any, Iterator
 
 import duckdb
 
+from .once import PerObject
+
 INT64 = (-(2**63), 2**63 - 1)
 SCALARS = "_scalars"
 
@@ -221,16 +223,7 @@ def plan_with_row(plan: TablePlan, key: str | None, row: dict[str, Any]) -> Tabl
     return TablePlan(plan.kind, columns, physical, params)
 
 
-# seed document id -> (the seed itself, kept alive so the id stays its own; {path: plan})
-_SEED_PLANS: dict[int, tuple[dict[str, Any], dict[tuple[str, ...], TablePlan]]] = {}
-
-
-def seed_plans(seed: dict[str, Any]) -> dict[tuple[str, ...], TablePlan]:
-    """Table plans of a domain's seed collections, built once per process: a sample whose
-    document shares a collection with the seed (copy-on-write merge) only runs the CREATE."""
-    hit = _SEED_PLANS.get(id(seed))
-    if hit is not None and hit[0] is seed:
-        return hit[1]
+def _make_seed_plans(seed: dict[str, Any]) -> dict[tuple[str, ...], TablePlan]:
     plans: dict[tuple[str, ...], TablePlan] = {}
 
     def walk(path: list[str], value: Any) -> None:
@@ -243,23 +236,16 @@ def seed_plans(seed: dict[str, Any]) -> dict[tuple[str, ...], TablePlan]:
 
     for key, value in seed.items():
         walk([key], value)
-    _SEED_PLANS[id(seed)] = (seed, plans)
     return plans
 
 
-# seed collection id -> (the value, kept alive so the id stays its own; its JSON text)
-_SEED_TEXTS: dict[int, tuple[Any, str]] = {}
+# Table plans of a domain's seed collections, built once per process: a sample whose document
+# shares a collection with the seed (copy-on-write merge) only runs the CREATE.
+seed_plans = PerObject(_make_seed_plans, max_entries=64)
 
-
-def seed_text(value: Any) -> str:
-    """The JSON text of a seed collection, made once per process (seeds are never changed:
-    samples copy on write)."""
-    hit = _SEED_TEXTS.get(id(value))
-    if hit is not None and hit[0] is value:
-        return hit[1]
-    text = json.dumps(value)
-    _SEED_TEXTS[id(value)] = (value, text)
-    return text
+# The JSON text of a seed collection, made once per process (seeds are never changed: samples
+# copy on write).
+seed_text = PerObject(json.dumps)
 
 
 def _copy_layout(layout: list[tuple[str, Any]]) -> list[tuple[str, Any]]:

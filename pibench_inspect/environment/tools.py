@@ -11,6 +11,7 @@ from ..domain.catalog import ToolSpec
 from ..domain.loader import Domain
 from ..scenario.model import Scenario
 from .effects import ToolCallError, execute
+from .once import PerObject
 from .state import StateDB
 
 BLOCKED_MESSAGE = "Tool not permitted by policy"
@@ -75,19 +76,13 @@ def tool_def(spec: ToolSpec, state: StateDB, *, blocked: bool = False) -> ToolDe
     return ToolDef(run, name=spec.name, description=spec.description or spec.name, parameters=tool_params(spec))
 
 
-# catalog tool id -> (the tool itself, kept alive so the id stays its own; its parameters)
-_PARAMS: dict[int, tuple[ToolSpec, ToolParams]] = {}
+def _make_params(spec: ToolSpec) -> ToolParams:
+    return ToolParams.model_validate(with_descriptions(spec.schema))
 
 
-def tool_params(spec: ToolSpec) -> ToolParams:
-    """A catalog tool's Inspect parameters, validated once per process, not once per sample
-    (Inspect only reads them; every sample's ToolDef shares them)."""
-    hit = _PARAMS.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    params = ToolParams.model_validate(with_descriptions(spec.schema))
-    _PARAMS[id(spec)] = (spec, params)
-    return params
+# a catalog tool's Inspect parameters, validated once per process, not once per sample (Inspect
+# only reads them; every sample's ToolDef shares them)
+tool_params = PerObject(_make_params)
 
 
 def build_tools(
