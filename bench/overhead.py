@@ -6,7 +6,7 @@ wrapping the engine's functions from the outside (no engine change):
 
   setup      domain_document (seed + patch merge) + StateDB(...) (DuckDB build) + build_tools
   tools      environment.effects.execute (argument validation + effect SQL), per call
-  export     StateDB.export (final state to the store)
+  export     StateDB.export_text (final state to the store)
   scoring    build_trace + evaluate (the deterministic checks)
   logging    Inspect's log writer (EvalRecorder.*) and realtime sample buffer (SampleBufferDatabase.*)
   rest       everything else inside the sample: Inspect's solver/transcript/event machinery,
@@ -39,7 +39,7 @@ def instrument(t: Timers) -> None:
     from inspect_ai.log._recorders.buffer.database import SampleBufferDatabase
     from inspect_ai.log._recorders.eval import EvalRecorder
 
-    t.wrap(state.StateDB, "export", "export")
+    t.wrap(state.StateDB, "export_text", "export")
     t.wrap(solver, "domain_document", "setup")
     t.wrap(solver, "StateDB", "setup")
     t.wrap(solver, "build_tools", "setup")
