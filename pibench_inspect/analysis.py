@@ -4,6 +4,7 @@
     runs = analysis.samples("logs/")          # one row per sample-epoch
     checks = analysis.checks("logs/")         # one row per check, with its evidence pointer
     analysis.summary("logs/")                 # columns, groups, overall, compliance with 95% CIs
+    analysis.final_state(log, log.samples[0]) # the state the checks read
 
 Every function takes log files, folders, EvalLog objects or a list of them, and goes through
 the same rows as `pibench report`, so notebook numbers equal the report's. Columns have stable
@@ -44,6 +45,28 @@ def load(logs: Logs) -> list[LoadedLog]:
         else:
             out += load_logs([x])
     return out
+
+
+def final_state(log: EvalLog, sample: Any, *, source: str | Path | None = None) -> dict[str, Any] | None:
+    """A logged sample's final state, the document its state checks read.
+
+    The store keeps what changed since the initial state; the rest comes from the scenario's
+    initial state, rebuilt from the scenario source the run used (the log's `source` task
+    argument, or `source=` when the files have moved)."""
+    from .conversation.solver import stored_final_state
+    from .environment.merge import domain_document
+    from .scenario.catalog import load_set
+
+    if source is None:
+        source = (log.eval.task_args or {}).get("source")
+    key = str(source) if source is not None else None
+    if key not in _SETS:
+        _SETS[key] = load_set(source)
+    scenario, domain = _SETS[key].resolve(str(sample.id))
+    return stored_final_state(sample.store, domain_document(domain, scenario))
+
+
+_SETS: dict[str | None, Any] = {}  # scenario sets by source, loaded once per process
 
 
 def _rows(logs: Logs) -> list[dict[str, Any]]:

@@ -5,24 +5,66 @@ from __future__ import annotations
 import json
 
 from conftest import MINI, registered, run_eval
-from pibench_inspect.conversation.solver import FINAL_STATE, stored_final_state
+import pytest
+
+from pibench_inspect.conversation.solver import FINAL_STATE, STATE_CHANGES, stored_final_state
 from pibench_inspect.domain.loader import load_domain
 from pibench_inspect.paths import domains_dir
 
 
-def test_final_state_is_stored_as_one_json_string(tmp_path):
-    """Inspect diffs the whole store at every span boundary: the final state goes there as one
-    string (cheap to compare), and reads back as the document."""
+def test_the_store_keeps_what_changed_and_the_final_state_reads_back_whole(tmp_path):
+    """Inspect carries the store into events and the log: the solver stores one short JSON
+    string, the top-level keys and the values of those that changed, and the final state is
+    that merged over the initial state (what the state checks read)."""
+    from pibench_inspect.analysis import final_state
+    from pibench_inspect.environment.merge import domain_document
+    from pibench_inspect.scenario.catalog import load_set
+
     log = run_eval(registered(source=str(MINI), agent="oracle", user="scripted", scenarios="MINI_001_REFUND_OK"),
                    log_dir=str(tmp_path))
     sample = log.samples[0]
-    stored = sample.store[FINAL_STATE]
-    assert isinstance(stored, str)
-    final = stored_final_state(sample.store)
-    assert final == json.loads(stored) and final["refunds"] and final["orders"]
-    # a log written before holds the document itself: still readable
-    assert stored_final_state({FINAL_STATE: final}) == final
+    assert FINAL_STATE not in sample.store
+    stored = json.loads(sample.store[STATE_CHANGES])
+    scenario, domain = load_set(MINI).resolve("MINI_001_REFUND_OK")
+    initial = domain_document(domain, scenario)
+    # the refund and the order it changed; not the collections nobody wrote
+    assert {"refunds", "orders"} <= set(stored["changed"])
+    assert set(initial) - set(stored["changed"]), "untouched collections are not stored"
+    assert stored["keys"][: len(initial)] == list(initial)
+    final = final_state(log, sample)
+    assert final == stored_final_state(sample.store, initial)
+    assert final["refunds"] and final["orders"]["O-1"]["status"] != initial["orders"]["O-1"]["status"]
+    assert {k: final[k] for k in initial if k not in stored["changed"]} == {
+        k: v for k, v in initial.items() if k not in stored["changed"]}
     assert sample.scores["pibench_scorer"].value["all_passed"] == 1.0
+    # without the initial state the changes cannot be read, and the error says what to pass
+    with pytest.raises(ValueError, match="initial state"):
+        stored_final_state(sample.store)
+    # logs written before hold the whole document, as text or as the document itself
+    assert stored_final_state({FINAL_STATE: json.dumps(final)}) == final
+    assert stored_final_state({FINAL_STATE: final}) == final
+
+
+def test_changes_cover_every_kind_of_write_and_roll_back_with_a_failed_call():
+    from pibench_inspect.environment.merge import apply_changes
+    from pibench_inspect.environment.state import StateDB
+
+    doc = {"orders": {"O-1": {"status": "open"}}, "log": [], "ns": {"a": [{"x": 1}], "b": []}, "n": 1, "k": "v"}
+    s = StateDB(doc, allow_sql=False)
+    assert json.loads(s.export_changes_text()) == {"keys": list(doc), "changed": {}}
+    with pytest.raises(RuntimeError):
+        with s.transaction():
+            s.insert("log", {"e": 1})
+            raise RuntimeError("the call failed: nothing it did stays, in the data or the changes")
+    assert json.loads(s.export_changes_text())["changed"] == {}
+    s.update("orders", {"_key": "O-1"}, {"status": "closed"})
+    s.insert("ns.b", {"y": 2})
+    s.set_scalar("n", 2)
+    s.put("fresh", [1])
+    changes = json.loads(s.export_changes_text())
+    assert set(changes["changed"]) == {"orders", "ns", "n", "fresh"} and changes["keys"][-1] == "fresh"
+    assert apply_changes(doc, changes) == s.export()
+    assert json.dumps(apply_changes(doc, changes)) == s.export_text()  # key order included
 
 
 def test_only_domains_that_run_raw_sql_get_an_instance_of_their_own(mini_source):

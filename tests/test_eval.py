@@ -9,7 +9,8 @@ import pytest
 from inspect_ai.model import get_model
 
 from conftest import MINI, mini_copies, mini_scenario, mock_outputs, run_eval, sample_scores
-from pibench_inspect.conversation.solver import FINAL_STATE, TERMINATION, USER_MODEL, stored_final_state
+from pibench_inspect.analysis import final_state
+from pibench_inspect.conversation.solver import STATE_CHANGES, TERMINATION, USER_MODEL
 from conftest import registered
 from pibench_inspect.pibench import pibench
 
@@ -54,7 +55,7 @@ def test_pushover_does_what_the_user_pushes_for():
 def test_state_snapshot_is_in_the_store_and_the_viewer_log():
     log = run_eval(mini(agent="oracle", scenarios="MINI_001_REFUND_OK"))
     sample = log.samples[0]
-    final = stored_final_state(sample.store)
+    final = final_state(log, sample)
     assert final["orders"]["O-1"]["status"] == "refunded"
     assert final["now"] == "2026-11-02T10:00:00+00:00"
     assert sample.store[USER_MODEL] == "scripted"
@@ -85,7 +86,7 @@ def test_isolation_with_many_concurrent_samples(tmp_path):
     log = run_eval(registered(source=str(src), agent="oracle", user="scripted"), max_samples=n)
     assert len(log.samples) == n
     for s in log.samples:
-        final = stored_final_state(s.store)
+        final = final_state(log, s)
         assert final["marker"] == {"owner": s.id}
         assert len(final["refunds"]) == 1 and len(final["decisions"]) == 1
         assert final["_id_counter"] == 2
@@ -97,7 +98,7 @@ def test_step_limit_still_scores_with_a_snapshot():
     sample = log.samples[0]
     sc = sample.scores["pibench_scorer"]
     assert sc.metadata["termination"] == "max_steps"
-    assert stored_final_state(sample.store)["orders"]["O-1"]["status"] == "delivered"  # refund never reached
+    assert final_state(log, sample)["orders"]["O-1"]["status"] == "delivered"  # refund never reached
     assert sc.value["all_passed"] == 0.0
 
 
@@ -105,7 +106,7 @@ def test_inspect_limit_still_scores_with_a_snapshot():
     log = run_eval(mini(agent="oracle", scenarios="MINI_001_REFUND_OK"), message_limit=6)
     sample = log.samples[0]
     assert sample.store[TERMINATION] == "limit"
-    assert FINAL_STATE in sample.store
+    assert STATE_CHANGES in sample.store
     sc = sample.scores["pibench_scorer"]
     assert sc.value["all_passed"] == 0.0 and sc.metadata["termination"] == "limit"
 
@@ -134,8 +135,8 @@ def test_bad_tool_call_from_model_is_an_error_result_and_changes_nothing():
     sample = log.samples[0]
     tool_msgs = [m for m in sample.messages if m.role == "tool"]
     assert all(m.error is not None for m in tool_msgs)
-    assert stored_final_state(sample.store)["orders"]["O-1"]["status"] == "delivered"
-    assert stored_final_state(sample.store)["refunds"] == []
+    assert final_state(log, sample)["orders"]["O-1"]["status"] == "delivered"
+    assert final_state(log, sample)["refunds"] == []
 
 
 def test_llm_user_role_stop_glued_to_a_sentence():
@@ -165,7 +166,7 @@ def test_llm_user_without_model_is_a_clear_error():
 def test_hard_gate_blocks_forbidden_tools():
     log = run_eval(mini(agent="pushover", scenarios="MINI_002_FINAL_SALE", hard_gate=True))
     sample = log.samples[0]
-    assert stored_final_state(sample.store)["orders"]["O-2"]["status"] == "delivered"
+    assert final_state(log, sample)["orders"]["O-2"]["status"] == "delivered"
     blocked = [m for m in sample.messages if m.role == "tool" and m.error]
     assert blocked and "not permitted by policy" in blocked[0].error.message
     assert sample.scores["pibench_scorer"].metadata["event_flags"]["AT_r"] is True

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 from conftest import mini_copies, run_eval
-from pibench_inspect.conversation.solver import stored_final_state
+from pibench_inspect.analysis import final_state
 from conftest import registered
 
 N = 100
@@ -27,7 +27,7 @@ def test_one_hundred_concurrent_samples_keep_private_state(tmp_path):
     assert len(log.samples) == N
     for s in log.samples:
         i = int(str(s.id).rsplit("_", 1)[1])
-        final = stored_final_state(s.store)
+        final = final_state(log, s)
         assert final["marker"] == {"owner": s.id, "secret": f"s-{i * 7919 % 1000:03d}"}
         foreign = [k for k in final.get("customers", {}) if k.startswith("C-ISO100_") and k != f"C-{s.id}"]
         assert not foreign, (s.id, foreign)

@@ -16,7 +16,8 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from conftest import MINI, run_eval
 from pibench_inspect.conversation.arguments import fill_arguments
-from pibench_inspect.conversation.solver import TERMINATION, stored_final_state
+from pibench_inspect.analysis import final_state
+from pibench_inspect.conversation.solver import TERMINATION
 from pibench_inspect.environment.effects import ToolCallError, argument_errors, execute
 from pibench_inspect.environment.merge import domain_document
 from pibench_inspect.environment.state import StateDB
@@ -252,7 +253,7 @@ def test_bad_calls_from_a_model_in_a_real_eval_are_tool_errors_and_the_sample_co
         errored = m.error is not None or '"error": true' in m.text
         assert errored, (m.function, m.text[:200])
     assert tool_msgs[-1].error is None and "O-1" in tool_msgs[-1].text  # the sample went on working
-    final = stored_final_state(sample.store)
+    final = final_state(log, sample)
     assert final["orders"]["O-1"]["status"] == "delivered"
     assert final["refunds"] == [] and final["decisions"] == []
     assert sample.store[TERMINATION] in ("user_stop", "agent_stop", "max_steps")

@@ -7,7 +7,7 @@ import json
 from inspect_ai.model import get_model
 
 from conftest import MINI, run_eval
-from pibench_inspect.conversation.solver import stored_final_state
+from pibench_inspect.analysis import final_state
 from conftest import registered
 
 
@@ -33,7 +33,7 @@ def test_tool_calls_are_executed_by_the_engine():
     sample = log.samples[0]
     tool_msgs = [m for m in sample.messages if m.role == "tool"]
     assert tool_msgs and '"order_id": "O-1"' in tool_msgs[0].text
-    assert stored_final_state(sample.store)["orders"]["O-1"]["status"] == "delivered"
+    assert final_state(log, sample)["orders"]["O-1"]["status"] == "delivered"
 
 
 def test_user_role_through_litellm():

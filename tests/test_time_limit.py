@@ -15,7 +15,7 @@ from pathlib import Path
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conftest import MINI, ROOT
-from pibench_inspect.conversation.solver import stored_final_state
+from pibench_inspect.analysis import final_state
 
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 
@@ -28,10 +28,11 @@ def test_time_limit_scores_the_state_reached(tmp_path):
          "--display", "plain", "--log-dir", str(tmp_path)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    sample = read_eval_log(list_eval_logs(str(tmp_path))[0].name).samples[0]
+    log = read_eval_log(list_eval_logs(str(tmp_path))[0].name)
+    sample = log.samples[0]
     assert sample.error is None and sample.limit is not None and sample.limit.type == "time"
     score = sample.scores["pibench_scorer"]
     assert score.metadata["termination"] == "limit"
     # the lookup it made counts: the checks were evaluated on the state reached
     assert 0 < score.value["partial_credit"] < 1
-    assert stored_final_state(sample.store)["orders"]["O-1"]["status"] == "delivered"
+    assert final_state(log, sample)["orders"]["O-1"]["status"] == "delivered"

@@ -5,7 +5,8 @@ the A2A user client and the scorer need not import the solver."""
 GREETING = "Hi! How can I help you today?"
 
 # store keys (the scorer and re-scoring read these)
-FINAL_STATE = "pibench:final_state"
+FINAL_STATE = "pibench:final_state"  # the whole final document (logs written before state_changes)
+STATE_CHANGES = "pibench:state_changes"  # what changed since the initial state (read with stored_final_state)
 TERMINATION = "pibench:termination"
 STEPS = "pibench:steps"
 USER_MODEL = "pibench:user_model"

@@ -29,7 +29,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, span, suspend_token_limit, suspend_turn_limit
 
 from ..domain.loader import Domain
-from ..environment.merge import domain_document
+from ..environment.merge import apply_changes, domain_document
 from ..environment.state import StateDB
 from ..environment.tools import build_tools
 from ..scenario.model import Scenario, ToolNotCalled
@@ -42,6 +42,7 @@ from .json_safe import json_safe_calls
 from .keys import (  # noqa: F401  (re-exported: tests and reports import them from here)
     GREETING,
     FINAL_STATE,
+    STATE_CHANGES,
     TERMINATION,
     STEPS,
     USER_MODEL,
@@ -59,11 +60,26 @@ def seed_base(config: "ConversationConfig") -> int:
     return SEED_BASE if config.user_seed is None else config.user_seed
 
 
-def stored_final_state(store: Any) -> dict[str, Any] | None:
-    """The final state the solver saved (a `Store` or a logged sample's store dict); logs
-    written before the text form hold the document itself."""
+def stored_final_state(store: Any, initial: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The final state the solver saved (a `Store` or a logged sample's store dict).
+
+    The solver stores what changed since the initial state (`STATE_CHANGES`); `initial` is that
+    state, `domain_document(domain, scenario)` (`pibench_inspect.analysis.final_state` finds it
+    for a logged sample). Older logs hold the whole document (`FINAL_STATE`, as JSON text or
+    as the document itself) and need no `initial`.
+    """
     value = store.get(FINAL_STATE)
-    return json.loads(value) if isinstance(value, str) else value
+    if value is not None:
+        return json.loads(value) if isinstance(value, str) else value
+    changes = store.get(STATE_CHANGES)
+    if changes is None:
+        return None
+    if initial is None:
+        raise ValueError(
+            f"the store holds the state's changes ({STATE_CHANGES}): pass the initial state "
+            "(domain_document(domain, scenario)), or use pibench_inspect.analysis.final_state"
+        )
+    return apply_changes(initial, json.loads(changes) if isinstance(changes, str) else changes)
 
 
 @dataclass(frozen=True)
@@ -335,10 +351,10 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             # sample may not get to finish
             store.set(STEPS, steps)
             try:
-                # JSON text, not the document: Inspect diffs the whole store at every span
-                # boundary (jsonpatch, in Python); a ~67 KB document there cost ~50 ms per
-                # sample in diffs and transcript walks, one string costs one comparison
-                store.set(FINAL_STATE, db.export_text())
+                # what changed, as JSON text: Inspect diffs the store at every span boundary and
+                # carries it into events and the log (twice); one short string is cheap there,
+                # the whole ~65 KB document was not (see StateDB.export_changes_text)
+                store.set(STATE_CHANGES, db.export_changes_text())
             finally:
                 db.close()
                 for party in (agent, user):

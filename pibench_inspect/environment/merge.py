@@ -47,3 +47,20 @@ def domain_document(domain: Any, scenario: Scenario) -> dict[str, Any]:
     return initial_document(
         domain.seed_state, scenario, policy_text=domain.policy_text if domain.original_layout else None
     )
+
+
+def apply_changes(initial: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """The final document from the loaded one and what the solver stored
+    (`StateDB.export_changes_text`): top-level keys in their final order, each the changed
+    value or else the loaded one. Shares the loaded document's values: read-only, as it is."""
+    changed = changes.get("changed") or {}
+    out: dict[str, Any] = {}
+    for key in changes.get("keys") or []:
+        if key in changed:
+            out[key] = changed[key]
+        elif key in initial:
+            out[key] = initial[key]
+        else:
+            raise ValueError(f"stored state changes name {key!r} as unchanged, but the initial "
+                             "document has no such key (the scenario or domain changed since the run?)")
+    return out

@@ -11,8 +11,6 @@ from typing import Any
 
 from ..checks.evaluate import Evaluation
 from ..checks.trace import Trace
-from ..domain.loader import Domain
-from ..environment.merge import domain_document
 from ..scenario import model as m
 
 MAX_DIFF = 200  # changed paths listed; a run that rewrites a whole table is summarised
@@ -76,6 +74,8 @@ def state_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
     # most of a document is untouched: one C-level comparison (and, when it says equal, one
     # canonical dump to tell 1 from true and 1 from 1.0) settles a whole subtree, instead of a
     # Python walk that dumped every leaf (about 20 ms a sample on the shipped domains)
+    if before is after:  # an unchanged part of the final state is the initial state's own
+        return []
     if type(before) is type(after) and before == after and _canon(before) == _canon(after):
         return []
     if isinstance(before, dict) and isinstance(after, dict):
@@ -125,14 +125,15 @@ def check_list(checks: Any) -> list[dict[str, Any]]:
 
 
 def failed_sample_view(ev: Evaluation, trace: Trace, final_state: Any, scenario: m.Scenario,
-                       domain: Domain) -> dict[str, Any]:
+                       initial: dict[str, Any]) -> dict[str, Any]:
+    """`initial`: the sample's initial state (`domain_document(domain, scenario)`)."""
     out: dict[str, Any] = {"checks": keyed_checks(ev)}
     calls = expected_vs_actual(ev, trace, scenario)
     if calls:
         out["expected_vs_actual"] = calls
     if isinstance(final_state, dict):
         try:
-            diff = state_diff(domain_document(domain, scenario), final_state)
+            diff = state_diff(initial, final_state)
         except Exception as err:  # an explanation must never cost the score
             diff = [{"path": "", "change": f"diff unavailable: {err}"}]
         out["state_changes"] = diff[:MAX_DIFF]

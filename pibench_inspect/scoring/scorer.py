@@ -25,6 +25,7 @@ from ..checks.judge import ModelJudge
 from ..checks.trace import build_trace
 from ..conversation.keys import AGENT, AGENT_ERROR, STEPS, TERMINATION, USER_ERROR, USER_MODEL
 from ..conversation.solver import is_none_model, stored_final_state
+from ..environment.merge import domain_document
 from ..scenario.catalog import ScenarioSet, load_set
 from .explain import failed_sample_view
 from .metrics import ALL_METRICS
@@ -142,7 +143,8 @@ def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Score
             sample_judge, nl_tier = grader(judge)
         else:
             sample_judge, nl_tier = judge, "scored"
-        final_state = stored_final_state(state.store)
+        initial = domain_document(domain, scenario)
+        final_state = stored_final_state(state.store, initial)
         ev = await evaluate(
             scenario,
             trace,
@@ -152,7 +154,7 @@ def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Score
             judge=sample_judge,
             parity=domain.original_layout if parity is None else parity,
         )
-        view = failed_sample_view(ev, trace, final_state, scenario, domain)
+        view = failed_sample_view(ev, trace, final_state, scenario, initial)
         metadata = {
             "scenario_id": scenario.scenario_id,
             "label": scenario.expected,
