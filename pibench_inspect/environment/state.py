@@ -21,12 +21,18 @@ whose default catalog is its own, so it cannot name another sample's tables. A s
 catalog's `sql` steps (arbitrary SQL from domain data, which could name any catalog of a shared
 instance) keeps a sandboxed instance of its own, as before.
 
-Lazy and copy-free where it can be: a collection's table is created on its first use, with one
-`CREATE TABLE ... AS SELECT unnest(?), ...` (a column list per parameter; for collections shared
-with the domain's seed the lists are computed once per process, see `seed_plans`); a collection
-never written exports the value it was loaded from without a query; scalars live in Python and
-reach the `_scalars` table only around raw SQL. A sample typically touches a few of its
-collections, so most are never built at all.
+Lazy and copy-free where it can be: a collection's table is created on its first write, with
+one `CREATE TABLE ... AS SELECT unnest(?), ...` (a column list per parameter; for collections
+shared with the domain's seed the lists are computed once per process, see `seed_plans`) that
+already holds the inserted row or the updated fields; until then reads are answered from the
+value it was loaded from, with the SQL path's exact filter semantics (or SQL itself, for the
+filters DuckDB judges its own way), and the database itself is opened on the first write. A
+collection never written exports that value without a query; scalars live in Python and reach
+the `_scalars` table only around raw SQL. A sample typically reads a handful of collections and
+writes two or three, so most are never built at all: a DuckDB statement costs ~1 ms of CPU.
+
+What the solver stores is `export_changes_text()`: the top-level keys and the value of each
+key a tool wrote, merged over the initial document by `merge.apply_changes`.
 """
 
 from __future__ import annotations
