@@ -7,10 +7,6 @@ rusage: wall, CPU, peak RSS):
             inspect eval pibench_inspect/pibench.py -T agent=oracle -T user=scripted --model none
   bare      a bare Inspect task of the same shape (bench/bare_task.py): one sample per scenario,
             as many `generate` turns on mockllm as the oracle's agent took, a no-op scorer
-  bare+tools  the bare task making the run's own tool calls too, through Inspect's
-            execute_tools on tools of the same names and schemas that return the recorded
-            results: how much of the gap is Inspect's own tool-call machinery (reported beside
-            the issue's ratio, never instead of it)
   start-up  the bare task with 1 sample and 0 turns (Inspect's start-up alone)
 
 and prints the medians, the ratio of the pi-bench run to the bare one (target <= 1.25x) and
@@ -64,24 +60,6 @@ def bare_cmd(shape: Path, log_dir: str) -> list[str]:
             "--display", "none", "--log-dir", log_dir]
 
 
-def tool_shape(samples) -> dict:
-    """Per sample: agent turns, the tools it was offered and the calls it made (with results)."""
-    from pibench_inspect.environment.tools import exposed_tools, with_descriptions
-    from pibench_inspect.scenario.catalog import load_set
-
-    scenarios = load_set(None)
-    shape = {}
-    for s in samples:
-        scenario, domain = scenarios.resolve(str(s.id))
-        results = {m.tool_call_id: m.text for m in s.messages if m.role == "tool"}
-        calls = [{"function": c.function, "arguments": c.arguments, "result": results.get(c.id, "")}
-                 for m in s.messages if m.role == "assistant" for c in (m.tool_calls or [])]
-        tools = [{"name": t.name, "description": t.description, "parameters": with_descriptions(t.schema)}
-                 for t in exposed_tools(domain, scenario)]
-        shape[str(s.id)] = {"turns": agent_turns(s), "tools": tools, "calls": calls}
-    return shape
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
@@ -98,14 +76,11 @@ def main() -> None:
     n, turns = len(shape), sum(shape.values())
     (tmp / "shape.json").write_text(json.dumps(shape))
     (tmp / "one.json").write_text(json.dumps({"START": 0}))
-    (tmp / "tools.json").write_text(json.dumps(tool_shape(log.samples or [])))
-    calls = sum(len(v["calls"]) for v in json.loads((tmp / "tools.json").read_text()).values())
 
-    runs: dict[str, list[dict[str, float]]] = {"pibench": [], "bare": [], "bare+tools": [], "start-up": []}
+    runs: dict[str, list[dict[str, float]]] = {"pibench": [], "bare": [], "start-up": []}
     for i in range(args.repeat):
         runs["pibench"].append(timed(pibench_cmd(str(tmp / f"p{i}"))))
         runs["bare"].append(timed(bare_cmd(tmp / "shape.json", str(tmp / f"b{i}"))))
-        runs["bare+tools"].append(timed(bare_cmd(tmp / "tools.json", str(tmp / f"t{i}"))))
         runs["start-up"].append(timed(bare_cmd(tmp / "one.json", str(tmp / f"s{i}"))))
     med = {k: {m: statistics.median(r[m] for r in v) for m in ("wall", "cpu", "rss")} for k, v in runs.items()}
     # the ratio of each repetition's pair (same load), then its median
@@ -113,16 +88,12 @@ def main() -> None:
     cpu_ratios = [p["cpu"] / b["cpu"] for p, b in zip(runs["pibench"], runs["bare"])]
     ours = [(p["cpu"] - b["cpu"]) / n * 1000 for p, b in zip(runs["pibench"], runs["bare"])]
     ratio, cpu_ratio, ours_ms = statistics.median(ratios), statistics.median(cpu_ratios), statistics.median(ours)
-    # beside it: against the bare task that also makes the run's tool calls through Inspect
-    t_ratios = [p["wall"] / t["wall"] for p, t in zip(runs["pibench"], runs["bare+tools"])]
-    t_ours = [(p["cpu"] - t["cpu"]) / n * 1000 for p, t in zip(runs["pibench"], runs["bare+tools"])]
-    inspect_tools = [(t["cpu"] - b["cpu"]) / n * 1000 for t, b in zip(runs["bare+tools"], runs["bare"])]
 
     rows = [[k, len(v), round(med[k]["wall"], 2), round(med[k]["cpu"], 2), round(med[k]["rss"], 1),
              " ".join(f"{r['wall']:.1f}" for r in v)] for k, v in runs.items()]
     body = (
-        f"{n} samples, {turns} agent turns (`generate` turns in the bare task), {calls} tool calls; "
-        f"{args.repeat} repetitions, each a fresh process, alternating.\n\n"
+        f"{n} samples, {turns} agent turns (`generate` turns in the bare task); {args.repeat} repetitions, "
+        "each a fresh process, alternating.\n\n"
         + table(["run", "reps", "wall s (median)", "CPU s (median)", "peak RSS MB (median)", "walls s"], rows)
         + "\n\n"
         + table(["target", "measured (median of per-repetition figures)", "target value", "status"], [
@@ -130,14 +101,6 @@ def main() -> None:
              "met" if ratio <= TARGET_RATIO else "NOT met"],
             ["our CPU per sample, (pibench - bare) / samples", f"{ours_ms:.1f} ms", f"<= {TARGET_CPU_MS} ms",
              "met" if ours_ms <= TARGET_CPU_MS else "NOT met"],
-        ])
-        + "\n\nBeside the targets (not instead of them): Inspect's own cost for the run's tool calls, "
-        "from the bare task making the same calls on tools of the same schemas.\n\n"
-        + table(["figure", "measured (median of per-repetition figures)"], [
-            ["wall, pibench / bare+tools", f"{statistics.median(t_ratios):.2f}x"],
-            ["Inspect's tool-call machinery per sample, (bare+tools - bare) CPU / samples",
-             f"{statistics.median(inspect_tools):.1f} ms"],
-            ["pi-bench's own CPU per sample, (pibench - bare+tools) / samples", f"{statistics.median(t_ours):.1f} ms"],
         ])
         + f"\n\nPer repetition: wall ratios {', '.join(f'{r:.2f}' for r in ratios)}; our CPU ms per sample "
         f"{', '.join(f'{x:.1f}' for x in ours)}. Start-up alone (1 sample, 0 turns) is in both runs.\n"
