@@ -286,3 +286,17 @@ def test_updates_before_and_after_a_table_exists_agree(coll, where, values, matc
         assert outcome(pending) == outcome(table)
     finally:
         pending.close(), table.close()
+
+
+
+def test_a_failed_call_restores_the_columns_its_alters_added_or_widened():
+    s = StateDB({"orders": {"O-1": {"status": "open", "n": 1}}}, allow_sql=False)
+    s.update("orders", {"_key": "O-1"}, {"status": "held"})  # the table exists from here on
+    columns = dict(s.collections["orders"].columns)
+    with pytest.raises(RuntimeError):
+        with s.transaction():
+            s.update("orders", {"_key": "O-1"}, {"brand_new": 1, "n": "one"})  # ALTER ADD, ALTER TYPE
+            raise RuntimeError("the call failed")
+    assert s.collections["orders"].columns == columns
+    assert s.select("orders", {"n": 1}) == [{"_key": "O-1", "status": "held", "n": 1}]
+    assert s.export() == {"orders": {"O-1": {"status": "held", "n": 1}}}

@@ -43,7 +43,7 @@ import os
 import secrets
 import weakref
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import duckdb
@@ -443,8 +443,9 @@ class StateDB:
         if name not in coll.columns:
             phys = self._column_name(coll, name)
             sql_type = value_type(v) or "JSON"
-            coll.columns[name] = sql_type
-            coll.physical[name] = phys
+            # new dicts, not edits: a transaction's snapshot keeps the old ones
+            coll.columns = {**coll.columns, name: sql_type}
+            coll.physical = {**coll.physical, name: phys}
             # rows that existed before do not list this key in `_keys`: it stays absent for them
             self.conn.execute(f"ALTER TABLE {q(coll.table)} ADD COLUMN {q(phys)} {sql_type}")
         elif not fits(coll.columns[name], v):
@@ -452,7 +453,7 @@ class StateDB:
                 f"ALTER TABLE {q(coll.table)} ALTER {coll.col(name)} SET DATA TYPE JSON "
                 f"USING to_json({coll.col(name)})"
             )
-            coll.columns[name] = "JSON"
+            coll.columns = {**coll.columns, name: "JSON"}
 
     # ------------------------------------------------------------------ reading
 
@@ -922,18 +923,22 @@ class StateDB:
         write inside is refused.
         """
         if reads_only:
-            saved_scalars = (_copy_layout(self.layout), dict(self._scalars), set(self._dirty))
+            # a read-only call can only set scalars (id counters), which appends to the top level
+            saved_scalars = (len(self.layout), dict(self._scalars), set(self._dirty))
             self._reads_only = True
             try:
                 yield
             except BaseException:
-                self.layout, self._scalars, self._dirty = saved_scalars
+                del self.layout[saved_scalars[0]:]
+                self._scalars, self._dirty = saved_scalars[1], saved_scalars[2]
                 raise
             finally:
                 self._reads_only = False
             return
+        # collections' column maps are replaced, never edited, so keeping the maps is a snapshot
+        kept = [(c, c.columns, c.physical) for c in self.collections.values()]
         saved = (
-            {p: replace(c, columns=dict(c.columns), physical=dict(c.physical)) for p, c in self.collections.items()},
+            dict(self.collections),
             _copy_layout(self.layout),
             set(self._tables),
             dict(self._pending),  # a table created in the transaction is gone after a rollback
@@ -946,6 +951,8 @@ class StateDB:
             yield
         except BaseException:
             self.conn.execute("ROLLBACK")
+            for c, columns, physical in kept:
+                c.columns, c.physical = columns, physical
             (self.collections, self.layout, self._tables,
              self._pending, self._pristine, self._scalars, self._dirty) = saved
             raise
