@@ -295,7 +295,7 @@ def test_a_failed_call_restores_the_columns_its_alters_added_or_widened():
     columns = dict(s.collections["orders"].columns)
     with pytest.raises(RuntimeError):
         with s.transaction():
-            s.update("orders", {"_key": "O-1"}, {"brand_new": 1, "n": "one"})  # ALTER ADD, ALTER TYPE
+            s.update("orders", {"_key": "O-1"}, {"n": "one", "brand_new": 1})  # ALTER TYPE, ALTER ADD
             raise RuntimeError("the call failed")
     assert s.collections["orders"].columns == columns
     assert s.select("orders", {"n": 1}) == [{"_key": "O-1", "status": "held", "n": 1}]
