@@ -26,10 +26,12 @@ from _common import BENCH, append_results, load_avg, table  # noqa: E402
 TARGET_PEAK_MB = 2048
 
 
-def point(copies: int, epochs: int, latency: float) -> dict:
+def point(copies: int, epochs: int, latency: float, max_samples: int | None = None) -> dict:
     out = Path(tempfile.mkstemp(prefix="pibench-scale-", suffix=".json")[1])
     cmd = [sys.executable, str(BENCH / "concurrency.py"), "--copies", str(copies), "--epochs", str(epochs),
            "--latency", str(latency), "--json", str(out)]
+    if max_samples:
+        cmd += ["--max-samples", str(max_samples)]
     print("running:", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     r = json.loads(out.read_text())
@@ -62,9 +64,12 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--latency", type=float, default=0.5)
     ap.add_argument("--full", action="store_true")
+    ap.add_argument("--max-samples", type=int, default=None,
+                    help="samples in flight at once in the --full point (default: all of them)")
+    ap.add_argument("--only-full", action="store_true", help="with --full: measure the target point alone")
     args = ap.parse_args()
     load_before = load_avg()
-    points = [point(int(k), args.epochs, args.latency) for k in args.copies.split(",")]
+    points = [] if args.full and args.only_full else [point(int(k), args.epochs, args.latency) for k in args.copies.split(",")]
     if args.full:
         xs0 = [r["samples"] for r in points]
         if len(points) >= 2:
@@ -75,11 +80,11 @@ def main() -> None:
                 print(f"--full refused: projected peak {need:.0f} MB > 80% of available {avail:.0f} MB", flush=True)
                 args.full = False
         if args.full:
-            points.append(point(10, 4, args.latency))
+            points.append(point(10, 4, args.latency, args.max_samples))
     points.sort(key=lambda r: r["samples"])
     xs = [r["samples"] for r in points]
-    slope_mem, icpt_mem = fit(xs, [r["peak_rss_mb"] for r in points])
-    slope_t, icpt_t = fit(xs, [r["wall_s"] for r in points])
+    slope_mem, icpt_mem = fit(xs, [r["peak_rss_mb"] for r in points]) if len(points) > 1 else (0.0, points[0]["peak_rss_mb"])
+    slope_t, icpt_t = fit(xs, [r["wall_s"] for r in points]) if len(points) > 1 else (0.0, points[0]["wall_s"])
     base = points[0]
     target_samples = base["scenarios"] // max(base["copies"], 1) * 10 * 4
     measured_target = next((r for r in points if r["copies"] == 10 and r["epochs"] == 4), None)
@@ -89,18 +94,20 @@ def main() -> None:
     for r in points:
         lin_mem = icpt_mem + slope_mem * r["samples"]
         rows.append([
-            f"{r['copies']}x", r["epochs"], r["samples"], r["errors"], r["wall_s"], r["ratio"],
+            f"{r['copies']}x", r["epochs"], r["samples"], r.get("max_samples", r["samples"]), r["errors"], r["wall_s"], r["ratio"],
             r["cpu_ms_per_sample"], r["peak_rss_mb"], lin_mem,
-            (r["peak_rss_mb"] - r["rss_before_mb"]) * 1024 / r["samples"], r["log_mb"],
+            (r["peak_rss_mb"] - r["rss_before_mb"]) * 1024 / min(r["samples"], r.get("max_samples") or r["samples"]),
+            r["log_mb"],
         ])
     peak = measured_target["peak_rss_mb"] if measured_target else proj_mem
     how = "measured" if measured_target else "projected from the line"
     status = "met" if peak < TARGET_PEAK_MB else "NOT met"
     resid = max(abs(r["peak_rss_mb"] - (icpt_mem + slope_mem * r["samples"])) for r in points)
     body = f"""
-Stand-in model (latency {args.latency} s, reference-solution replay), scripted user, every sample in flight at once.
+Stand-in model (latency {args.latency} s, reference-solution replay), scripted user; every sample in flight at
+once unless "in flight" says fewer ("KB per sample" is per sample in flight).
 
-{table(["scenario set", "epochs", "samples", "errors", "wall s", "wall / bound", "CPU ms per sample", "peak RSS MB", "linear fit MB", "KB per sample", "log MB"], rows)}
+{table(["scenario set", "epochs", "samples", "in flight", "errors", "wall s", "wall / bound", "CPU ms per sample", "peak RSS MB", "linear fit MB", "KB per sample in flight", "log MB"], rows)}
 
 * Memory: peak RSS ~ {icpt_mem:.0f} MB + {slope_mem * 1024:.0f} KB x samples (largest deviation from the line {resid:.0f} MB).
 * Time: wall ~ {icpt_t:.1f} s + {slope_t * 1000:.0f} ms x samples: time grows with the number of samples
