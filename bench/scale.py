@@ -103,16 +103,17 @@ def main() -> None:
     how = "measured" if measured_target else "projected from the line"
     status = "met" if peak < TARGET_PEAK_MB else "NOT met"
     resid = max(abs(r["peak_rss_mb"] - (icpt_mem + slope_mem * r["samples"])) for r in points)
+    fit_lines = "" if len(points) < 2 else (
+        f"* Memory: peak RSS ~ {icpt_mem:.0f} MB + {slope_mem * 1024:.0f} KB x samples (largest deviation from the line {resid:.0f} MB).\n"
+        f"* Time: wall ~ {icpt_t:.1f} s + {slope_t * 1000:.0f} ms x samples: time grows with the number of samples\n"
+        "  because the framework's CPU per sample is serialized on one event loop, not with the latency.\n")
     body = f"""
 Stand-in model (latency {args.latency} s, reference-solution replay), scripted user; every sample in flight at
 once unless "in flight" says fewer ("KB per sample" is per sample in flight).
 
 {table(["scenario set", "epochs", "samples", "in flight", "errors", "wall s", "wall / bound", "CPU ms per sample", "peak RSS MB", "linear fit MB", "KB per sample in flight", "log MB"], rows)}
 
-* Memory: peak RSS ~ {icpt_mem:.0f} MB + {slope_mem * 1024:.0f} KB x samples (largest deviation from the line {resid:.0f} MB).
-* Time: wall ~ {icpt_t:.1f} s + {slope_t * 1000:.0f} ms x samples: time grows with the number of samples
-  because the framework's CPU per sample is serialized on one event loop, not with the latency.
-* Target (10x scenarios x 4 epochs = {target_samples} samples): peak < {TARGET_PEAK_MB} MB; {how}: {peak:.0f} MB
+{fit_lines}* Target (10x scenarios x 4 epochs = {target_samples} samples): peak < {TARGET_PEAK_MB} MB; {how}: {peak:.0f} MB
   ({peak / TARGET_PEAK_MB:.2f}x of the limit): {status}. {'' if measured_target else f'Projected wall time at that size: {proj_t / 60:.0f} min (run with --full to measure it).'}
 """
     append_results("Scale (bench/scale.py)", body, load_before=load_before)
