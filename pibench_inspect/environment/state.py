@@ -201,11 +201,15 @@ def table_plan(kind: str, value: Any) -> TablePlan:
         coll.columns[k] = column_type([r.get(k) for r in records])
     for k in names:
         coll.physical[k] = StateDB._column_name(coll, k)
-    params: list[list[Any]] = [list(range(len(records))), keys, [list(r) for r in records]]
-    for k in names:
-        sql_type = coll.columns[k]
-        params.append([StateDB._param(sql_type, r.get(k)) for r in records])
-    return TablePlan(kind, coll.columns, coll.physical, params)
+    return TablePlan(kind, coll.columns, coll.physical, _plan_params(list(zip(keys, records)), coll.columns))
+
+
+def _plan_params(rows: list[tuple[str | None, dict[str, Any]]], columns: dict[str, str]) -> list[list[Any]]:
+    """A plan's parameters: _pos, _key, _keys, then one list per column, typed as `columns`."""
+    params: list[list[Any]] = [list(range(len(rows))), [k for k, _ in rows], [list(r) for _, r in rows]]
+    for k, sql_type in columns.items():
+        params.append([StateDB._param(sql_type, r.get(k)) for _, r in rows])
+    return params
 
 
 def _plan_with_types(
@@ -218,10 +222,7 @@ def _plan_with_types(
     for k in columns:
         if k not in physical:
             physical[k] = StateDB._column_name(coll, k)
-    params: list[list[Any]] = [list(range(len(rows))), [k for k, _ in rows], [list(r) for _, r in rows]]
-    for k, sql_type in columns.items():
-        params.append([StateDB._param(sql_type, r.get(k)) for _, r in rows])
-    return TablePlan(kind, dict(columns), physical, params)
+    return TablePlan(kind, dict(columns), physical, _plan_params(rows, columns))
 
 
 def plan_with_row(plan: TablePlan, key: str | None, row: dict[str, Any]) -> TablePlan:
@@ -305,7 +306,6 @@ class StateDB:
         self._pristine: dict[str, Any] = {}
         self._scalars: dict[str, str] = {}
         self._reads_only = False
-        self._from_seed: set[str] = set()  # collections that are the seed's own value
         # top-level keys whose value may differ from the loaded document's (see export_changes)
         self._dirty: set[str] = set()
         for key, value in document.items():
@@ -344,7 +344,6 @@ class StateDB:
         if plan is not None and self._seed_value(path) is value:
             # the very collection of the seed, untouched by the scenario's patch
             self._create(dotted, plan.kind, value, plan)
-            self._from_seed.add(dotted)
             return "collection"
         kind = _classify(value)
         if kind == "scalar" and len(path) == 1:
@@ -581,13 +580,11 @@ class StateDB:
 
         Why: a statement costs ~1 ms of CPU and building a table another, and most collections
         a sample touches are only ever read (tests/test_state.py checks both paths agree)."""
-        tests = []
-        for name, v in where.items():
-            test = self._loaded_test(coll, name, v, match)
-            if test is None:
-                return None
-            tests.append(test)
-        rows = [(key, rec) for key, rec in self._loaded_rows(coll) if all(t(key, rec) for t in tests)]
+        loaded = self._loaded_rows(coll)
+        hits = self._loaded_matches(coll, loaded, where, match)
+        if hits is None:
+            return None
+        rows = [loaded[i] for i in hits]
         if order_by:
             name = order_by.lstrip("-")
             if name not in coll.columns:
@@ -598,14 +595,26 @@ class StateDB:
             nulls = [r for r in rows if r[1].get(name) is None]
             rows = sorted((r for r in rows if r[1].get(name) is not None),
                           key=lambda r: r[1][name], reverse=order_by.startswith("-")) + nulls
-        out = []
-        for key, rec in rows:
-            # a copy: the loaded value is the scenario's (and the seed's); callers may edit rows
-            rec = {k: json.loads(json.dumps(v)) if isinstance(v, (dict, list)) else v for k, v in rec.items()}
-            if coll.kind == "keyed" and "_key" not in rec:
-                rec = {"_key": key, **rec}
-            out.append(rec)
-        return out
+        return [self._result_row(coll, key, rec) for key, rec in rows]
+
+    def _loaded_matches(
+        self, coll: Collection, loaded: list[tuple[str | None, dict[str, Any]]], where: dict[str, Any], match: str
+    ) -> list[int] | None:
+        """Positions of the loaded rows `where` selects, as `_where` would; None: SQL's own."""
+        tests = []
+        for name, v in where.items():
+            test = self._loaded_test(coll, name, v, match)
+            if test is None:
+                return None
+            tests.append(test)
+        return [i for i, (key, rec) in enumerate(loaded) if all(t(key, rec) for t in tests)]
+
+    @staticmethod
+    def _result_row(coll: Collection, key: str | None, rec: dict[str, Any]) -> dict[str, Any]:
+        """A row as `_rows` returns it, copied: the loaded value is the scenario's (and the
+        seed's), and callers may edit rows."""
+        rec = {k: json.loads(json.dumps(v)) if isinstance(v, (dict, list)) else v for k, v in rec.items()}
+        return {"_key": key, **rec} if coll.kind == "keyed" and "_key" not in rec else rec
 
     @staticmethod
     def _loaded_test(coll: Collection, name: str, v: Any, match: str) -> Any:
@@ -626,35 +635,28 @@ class StateDB:
                 return None  # DuckDB folds case its own way beyond ASCII
 
             def text(key: Any, rec: Any) -> str | None:
+                """The field as SQL's CAST(... AS VARCHAR); None for null (no match)."""
                 x = read(key, rec)
                 if x is None:
                     return None
                 t = ("true" if x else "false") if isinstance(x, bool) else str(x)
-                return t if t.isascii() else None
+                if not t.isascii():
+                    raise _NeedsSql  # DuckDB folds case its own way beyond ASCII
+                return t
 
             if match == "words":
                 words = needle.split()
 
                 def has_words(key: Any, rec: Any) -> bool:
                     t = text(key, rec)
-                    if t is None:
-                        x = read(key, rec)
-                        if x is not None:
-                            raise _NeedsSql
-                        return False
-                    t = t.lower()
-                    return bool(words) and all(w in t for w in words)
+                    return t is not None and bool(words) and all(w in t.lower() for w in words)
 
                 return has_words
             want = needle.strip(" ").lower()  # DuckDB's trim() takes spaces only
 
             def same_ci(key: Any, rec: Any) -> bool:
                 t = text(key, rec)
-                if t is None:
-                    if read(key, rec) is not None:
-                        raise _NeedsSql
-                    return False
-                return t.strip(" ").lower() == want
+                return t is not None and t.strip(" ").lower() == want
 
             return same_ci
         if sql_type == "JSON":
@@ -770,14 +772,10 @@ class StateDB:
         type (tests/test_state.py compares both paths)."""
         if self.allow_sql or coll.kind not in ("rows", "keyed"):
             return None
-        tests = []
-        for name, v in where.items():
-            test = self._loaded_test(coll, name, v, match)
-            if test is None:
-                return None
-            tests.append(test)
         loaded = self._loaded_rows(coll)
-        targets = [i for i, (key, rec) in enumerate(loaded) if all(t(key, rec) for t in tests)]
+        targets = self._loaded_matches(coll, loaded, where, match)
+        if targets is None:
+            return None
         plan = self._pending[coll.path]
         columns = dict(plan.columns)
         for name, v in values.items():  # the table the SQL path would have after its ALTERs
@@ -791,12 +789,7 @@ class StateDB:
         coll.columns = dict(self._pending[coll.path].columns)
         coll.physical = dict(self._pending[coll.path].physical)
         self._written(coll)
-        out = []
-        for i in targets:
-            key, rec = changed[i]
-            rec = {k: json.loads(json.dumps(v)) if isinstance(v, (dict, list)) else v for k, v in rec.items()}
-            out.append({"_key": key, **rec} if coll.kind == "keyed" and "_key" not in rec else rec)
-        return out
+        return [self._result_row(coll, *changed[i]) for i in targets]
 
     def _by_pos(self, coll: Collection, positions: list[int]) -> list[dict[str, Any]]:
         if not positions:
@@ -873,7 +866,6 @@ class StateDB:
         else:
             coll = self.collections.pop(".".join(parts))
             self._pristine.pop(coll.path, None)
-            self._from_seed.discard(coll.path)
             if self._pending.pop(coll.path, None) is None:
                 self.conn.execute(f"DROP TABLE {q(coll.table)}")
             self._tables.discard(coll.table.lower())
@@ -992,8 +984,10 @@ class StateDB:
                 text = self._level_text(node, path + [key])
             else:
                 coll = self.collections[".".join(path + [key])]
-                if coll.path in self._pristine and coll.path in self._from_seed:
-                    text = seed_text(self._pristine[coll.path])
+                loaded = self._pristine.get(coll.path)
+                if loaded is not None and loaded is self._seed_value(path + [key]):
+                    # still the seed's own value: its text is made once per process
+                    text = seed_text(loaded)
                 else:
                     # default=str: a raw `sql` step may have changed a column to a type JSON
                     # lacks (a date)
