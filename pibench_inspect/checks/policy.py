@@ -43,7 +43,8 @@ class CheckResult:
         }
 
 
-def _canon(v: Any) -> str:
+def canonical(v: Any) -> str:
+    """A value's canonical JSON text: equal texts, equal JSON (1, 1.0 and true stay apart)."""
     return json.dumps(v, sort_keys=True, default=str)
 
 
@@ -58,10 +59,10 @@ def argument_matches(actual: Any, expected: Any, mode: str, present: bool) -> bo
     if not isinstance(actual, list) or not isinstance(expected, list):
         return actual == expected
     if mode == "unordered":
-        return sorted(map(_canon, actual)) == sorted(map(_canon, expected))
+        return sorted(map(canonical, actual)) == sorted(map(canonical, expected))
     if mode == "contains_all":
-        have = list(map(_canon, actual))
-        return all(_canon(x) in have for x in expected)
+        have = list(map(canonical, actual))
+        return all(canonical(x) in have for x in expected)
     return actual == expected
 
 

@@ -6,18 +6,14 @@ Everything here goes into the score metadata, which only people reading the log 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..checks.evaluate import Evaluation
+from ..checks.policy import canonical
 from ..checks.trace import Trace
 from ..scenario import model as m
 
 MAX_DIFF = 200  # changed paths listed; a run that rewrites a whole table is summarised
-
-
-def _canon(v: Any) -> str:
-    return json.dumps(v, sort_keys=True, default=str)
 
 
 def closest_call(trace: Trace, tool: str, expected: dict[str, Any]) -> dict[str, Any] | None:
@@ -27,7 +23,7 @@ def closest_call(trace: Trace, tool: str, expected: dict[str, Any]) -> dict[str,
         return None
 
     def agree(e: Any) -> int:
-        return sum(_canon(e.arguments.get(k)) == _canon(v) for k, v in expected.items())
+        return sum(canonical(e.arguments.get(k)) == canonical(v) for k, v in expected.items())
 
     best = max(calls, key=lambda e: (e.name == tool, agree(e)))
     return {"tool": best.name, "arguments": best.arguments, "step_index": best.index,
@@ -61,7 +57,7 @@ def expected_vs_actual(ev: Evaluation, trace: Trace, scenario: m.Scenario) -> di
             "arguments": [
                 {"name": k, "expected": args.get(k, "(any)"),
                  "actual": (actual or {}).get("arguments", {}).get(k, "(absent)") if actual else "(no call)",
-                 "matches": k in args and actual is not None and _canon((actual.get("arguments") or {}).get(k)) == _canon(args[k])}
+                 "matches": k in args and actual is not None and canonical((actual.get("arguments") or {}).get(k)) == canonical(args[k])}
                 for k in keys
             ],
         }
@@ -76,7 +72,7 @@ def state_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
     # Python walk that dumped every leaf (about 20 ms a sample on the shipped domains)
     if before is after:  # an unchanged part of the final state is the initial state's own
         return []
-    if type(before) is type(after) and before == after and _canon(before) == _canon(after):
+    if type(before) is type(after) and before == after and canonical(before) == canonical(after):
         return []
     if isinstance(before, dict) and isinstance(after, dict):
         out = []
@@ -100,7 +96,7 @@ def state_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
             else:
                 out += state_diff(before[i], after[i], p)
         return out
-    if _canon(before) != _canon(after):
+    if canonical(before) != canonical(after):
         return [{"path": path, "change": "changed", "before": before, "after": after}]
     return []
 
