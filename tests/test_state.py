@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import duckdb
 import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
@@ -151,7 +152,11 @@ def test_private_catalogs_are_separate_and_dropped():
     # caller-supplied SQL never runs in the shared instance: it could name another catalog
     with pytest.raises(StateError, match="raw SQL"):
         b.sql(f"SELECT * FROM {a._catalog}.main.orders")
-    b.insert("log", {"who": "b"})  # a catalog is attached on first write
+    b.insert("log", {"who": "b"})
+    # a catalog is attached when a table is first built (a write alone only changes the plan)
+    assert b._catalog is None
+    a.collection("orders"), b.collection("log")
+    assert a.export()["orders"]["O-1"]["status"] == "closed" and b.export()["log"] == [{"who": "b"}]
     names = {a._catalog, b._catalog}
     assert None not in names and len(names) == 2
     a.close(), b.close()
@@ -160,6 +165,7 @@ def test_private_catalogs_are_separate_and_dropped():
     # a state with raw SQL has a database of its own, where other catalogs do not exist
     c, d = StateDB(seed, allow_sql=False), StateDB(seed)
     c.insert("log", {"who": "c"})
+    c.collection("log")
     assert c._catalog
     with pytest.raises(Exception, match="(?i)catalog|not found|does not exist"):
         d.sql(f"SELECT * FROM {c._catalog}.main.orders")
@@ -291,7 +297,8 @@ def test_updates_before_and_after_a_table_exists_agree(coll, where, values, matc
 
 def test_a_failed_call_restores_the_columns_its_alters_added_or_widened():
     s = StateDB({"orders": {"O-1": {"status": "open", "n": 1}}}, allow_sql=False)
-    s.update("orders", {"_key": "O-1"}, {"status": "held"})  # the table exists from here on
+    s.update("orders", {"_key": "O-1"}, {"status": "held"})
+    s.collection("orders")  # the table exists from here on: the ALTERs below run in SQL
     columns = dict(s.collections["orders"].columns)
     with pytest.raises(RuntimeError):
         with s.transaction():
@@ -300,3 +307,73 @@ def test_a_failed_call_restores_the_columns_its_alters_added_or_widened():
     assert s.collections["orders"].columns == columns
     assert s.select("orders", {"n": 1}) == [{"_key": "O-1", "status": "held", "n": 1}]
     assert s.export() == {"orders": {"O-1": {"status": "held", "n": 1}}}
+
+
+# one operation of a tool call: an insert, an update or a read, optionally in a call that fails
+operations = st.one_of(
+    st.tuples(st.just("insert"), small_records, st.sampled_from([None, "K1", "n1", "n2"])),
+    st.tuples(st.just("update"), filters, update_values, st.sampled_from(["exact", "ci", "words"])),
+    st.tuples(st.just("select"), filters, st.sampled_from(["exact", "ci"]), st.sampled_from([None, "n", "-id"])),
+)
+calls = st.lists(st.tuples(operations, st.booleans()), min_size=1, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@example([{"n": 1}], [(("insert", {"n": "x"}, None), False), (("select", {"n": 1}, "exact", None), False)])
+@example({"K1": {"id": "a"}}, [(("insert", {"id": "b"}, "K1"), False), (("insert", {"id": "b"}, "n1"), True),
+                               (("update", {"_key": "n1"}, {"n": 2}, "exact"), False)])
+@example([{"id": "a"}], [(("insert", {"id": "\ud800"}, None), False), (("select", {}, "exact", None), False)])
+@example([{"id": "a"}], [(("update", {"id": "a"}, {"n": [1.0]}, "exact"), False),
+                         (("update", {}, {"n": {"k": 1}}, "exact"), True)])
+@given(small_collections, calls)
+def test_write_sequences_agree_with_sql(coll, sequence):
+    """Calls that write a collection whose table is never built (the rows live in its plan)
+    return what the same calls return on its table, and leave the same export, failed calls
+    rolled back included: the plan is the table until a statement needs the table."""
+    doc = {"c": coll}
+    lazy, table = StateDB(doc, allow_sql=False, seed=doc), StateDB(doc, allow_sql=False)
+    assume(lazy.has("c"))
+    table._written(table.collection("c"))
+    try:
+        def run(state, op, fails):
+            try:
+                with state.transaction():
+                    if op[0] == "insert":
+                        out = state.insert("c", op[1], op[2])
+                    elif op[0] == "update":
+                        out = state.update("c", op[1], op[2], match=op[3])
+                    else:
+                        out = state.select("c", op[1], match=op[2], order_by=op[3])
+                    if fails:
+                        raise RuntimeError("the call failed after its writes")
+                return json.dumps(out)
+            except (StateError, duckdb.Error) as err:  # a refused value is an error on both paths
+                return f"error {type(err).__name__ == 'RuntimeError'}"
+            except RuntimeError:
+                return "failed"
+
+        for op, fails in sequence:
+            assert run(lazy, op, fails) == run(table, op, fails), op
+            assert json.dumps(lazy.export()) == json.dumps(table.export())
+    finally:
+        lazy.close(), table.close()
+
+
+def test_a_write_call_opens_no_database_transaction_until_a_statement_runs():
+    s = StateDB({"orders": {"O-1": {"status": "open"}}, "log": []}, allow_sql=False)
+    with s.transaction():
+        s.update("orders", {"_key": "O-1"}, {"status": "held"})
+        s.insert("log", {"event": "held"})
+    assert s._conn is None  # no table was needed: no catalog, no BEGIN/COMMIT
+    with pytest.raises(StateError, match="lone surrogate"):
+        with s.transaction():
+            s.insert("log", {"event": "\ud800"})  # DuckDB could never store it: refused now
+    with pytest.raises(RuntimeError):
+        with s.transaction():
+            s.insert("log", {"event": "second"})
+            s.collection("log")  # a statement: the transaction begins here ...
+            raise RuntimeError("... and is rolled back")
+    assert s.export() == {"orders": {"O-1": {"status": "held"}}, "log": [{"event": "held"}]}
+    s.collection("log")
+    assert s.select("log") == [{"event": "held"}]
+    s.close()

@@ -21,15 +21,23 @@ whose default catalog is its own, so it cannot name another sample's tables. A s
 catalog's `sql` steps (arbitrary SQL from domain data, which could name any catalog of a shared
 instance) keeps a sandboxed instance of its own, as before.
 
-Lazy and copy-free where it can be: a collection's table is created on its first write, with
-one `CREATE TABLE ... AS SELECT unnest(?), ...` (a column list per parameter; for collections
-shared with the domain's seed the lists are computed once per process, see `seed_plans`) that
-already holds the inserted row or the updated fields; until then reads are answered from the
-value it was loaded from, with the SQL path's exact filter semantics (or SQL itself, for the
-filters DuckDB judges its own way), and the database itself is opened on the first write. A
-collection never written exports that value without a query; scalars live in Python and reach
-the `_scalars` table only around raw SQL. A sample typically reads a handful of collections and
-writes two or three, so most are never built at all: a DuckDB statement costs ~1 ms of CPU.
+Lazy and copy-free where it can be: a collection's rows live in its table plan (`TablePlan`:
+its column types and its (key, record) rows) until a statement needs its table. Reads filter
+the plan's rows, inserts append to the plan and updates replace rows of it, all with the SQL
+path's exact semantics: column types widen as an ALTER would, fields a row gains go last in its
+key order, filters match as `_where` does. What only DuckDB can judge (a filter on JSON text or
+a DOUBLE's text form, case folding beyond ASCII, an order on a JSON field, raw `sql` steps,
+writes to record and value collections) builds the table with one `CREATE TABLE ... AS SELECT
+unnest(?), ...` from the plan and runs in SQL from then on; the database itself is only opened
+then. tests/test_state.py runs random reads, writes and failed calls on both paths and compares
+every result and the export. Why: a DuckDB statement costs ~0.5-3 ms of CPU (a table creation
+~2.7 ms, BEGIN and COMMIT ~0.3 ms each), and on the shipped domains' scenarios every call is
+one of the simple kinds, so the DuckDB work was about a third of the engine's cost per sample.
+A value DuckDB would refuse (a lone surrogate, NaN inside JSON) is refused when it is written
+(`storable`), so a later statement cannot fail on an earlier call's row. A collection never
+written exports the value it was loaded from without serializing it again (for collections
+shared with the domain's seed, the plan and the text are made once per process); scalars live
+in Python and reach the `_scalars` table only around raw SQL.
 
 What the solver stores is `export_changes_text()`: the top-level keys and the value of each
 key a tool wrote, merged over the initial document by `merge.apply_changes`.
@@ -39,11 +47,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import secrets
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Iterator
 
 import duckdb
@@ -144,6 +154,42 @@ def fits(sql_type: str, v: Any) -> bool:
     return v is None or sql_type == "JSON" or value_type(v) == sql_type
 
 
+def _json_storable(v: Any) -> bool:
+    """Whether DuckDB's JSON type takes `json.dumps(v)`: no lone surrogate, no NaN/Infinity."""
+    if isinstance(v, str):
+        return _utf8(v)
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, dict):
+        return all(_utf8(k) and _json_storable(x) for k, x in v.items())
+    if isinstance(v, list):
+        return all(_json_storable(x) for x in v)
+    return True
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (JSON text may escape one)
+        return False
+    return True
+
+
+def storable(path: str, key: str | None, values: dict[str, Any], columns: dict[str, str]) -> None:
+    """Refuse, as creating the table would, a row DuckDB cannot hold: a row written to a
+    collection whose table is not built yet reaches DuckDB only later (if ever), and a value it
+    rejects must fail the call that wrote it, not a later one."""
+    if key is not None and not _utf8(key):
+        raise StateError(f"collection {path!r}: the key is not valid UTF-8 text")
+    for name, v in values.items():
+        if not _utf8(name):
+            raise StateError(f"collection {path!r}: a field name is not valid UTF-8 text")
+        ok = _json_storable(v) if columns.get(name) == "JSON" else not isinstance(v, str) or _utf8(v)
+        if not ok:
+            raise StateError(f"collection {path!r}: field {name!r} holds a value the state cannot store "
+                             "(a lone surrogate, or NaN/Infinity inside JSON)")
+
+
 @dataclass
 class Collection:
     path: str
@@ -172,12 +218,19 @@ def _classify(value: Any) -> str:
 
 @dataclass(frozen=True)
 class TablePlan:
-    """How one collection value becomes a table: its columns and one value list per column."""
+    """A collection whose table is not built: its columns and its rows, which are the
+    collection's content until the table is created from them. The parameter lists for that
+    are only built then (most collections never are, and building them was ~4 ms a sample)."""
 
     kind: str
     columns: dict[str, str]  # logical name -> SQL type, in first-seen order
     physical: dict[str, str]  # logical name -> column name
-    params: list[list[Any]]  # _pos, _key, _keys, then one list per column
+    rows: list[tuple[str | None, dict[str, Any]]]  # (key, record) in document order; never edited
+
+    @cached_property
+    def params(self) -> list[list[Any]]:
+        """_pos, _key, _keys, then one list per column, typed as `columns`."""
+        return _plan_params(self.rows, self.columns)
 
 
 def table_plan(kind: str, value: Any) -> TablePlan:
@@ -201,7 +254,7 @@ def table_plan(kind: str, value: Any) -> TablePlan:
         coll.columns[k] = column_type([r.get(k) for r in records])
     for k in names:
         coll.physical[k] = StateDB._column_name(coll, k)
-    return TablePlan(kind, coll.columns, coll.physical, _plan_params(list(zip(keys, records)), coll.columns))
+    return TablePlan(kind, coll.columns, coll.physical, list(zip(keys, records)))
 
 
 def _plan_params(rows: list[tuple[str | None, dict[str, Any]]], columns: dict[str, str]) -> list[list[Any]]:
@@ -222,31 +275,22 @@ def _plan_with_types(
     for k in columns:
         if k not in physical:
             physical[k] = StateDB._column_name(coll, k)
-    return TablePlan(kind, dict(columns), physical, _plan_params(rows, columns))
+    return TablePlan(kind, dict(columns), physical, list(rows))
 
 
 def plan_with_row(plan: TablePlan, key: str | None, row: dict[str, Any]) -> TablePlan:
     """`plan` with one more row at the end, typed as `StateDB._ensure_column` would type it on
-    a table (a new field takes its value's type; a value that does not fit widens to JSON)."""
+    a table (a new field takes its value's type; a value that does not fit widens to JSON).
+    The plan may be a cached seed plan: it is never changed."""
     columns, physical = dict(plan.columns), dict(plan.physical)
-    n = len(plan.params[0])
-    params = [list(p) for p in plan.params]  # the plan may be a cached seed plan: never changed
     coll = Collection(path="", kind=plan.kind, table="", columns=columns, physical=physical)
     for k, v in row.items():
         if k not in columns:
             physical[k] = StateDB._column_name(coll, k)
             columns[k] = value_type(v) or "JSON"
-            params.append([None] * n)
         elif not fits(columns[k], v):
-            i = 3 + list(columns).index(k)
-            params[i] = [None if x is None else json.dumps(x) for x in params[i]]
             columns[k] = "JSON"
-    params[0].append(n)
-    params[1].append(key)
-    params[2].append(list(row))
-    for i, k in enumerate(columns):
-        params[3 + i].append(StateDB._param(columns[k], row.get(k)))
-    return TablePlan(plan.kind, columns, physical, params)
+    return TablePlan(plan.kind, columns, physical, [*plan.rows, (key, dict(row))])
 
 
 def _make_seed_plans(seed: dict[str, Any]) -> dict[tuple[str, ...], TablePlan]:
@@ -300,12 +344,15 @@ class StateDB:
         self._tables: set[str] = set()
         self._seed = seed
         self._seed_plans = seed_plans(seed) if seed is not None else {}
-        # tables not created yet (path -> plan); values of collections never written (path ->
-        # the loaded value, which export returns as it is); scalars as JSON text, by key
+        # collections without a table (path -> plan: their content until the table is built);
+        # values of collections never written (path -> the loaded value, which export returns
+        # as it is); scalars as JSON text, by key
         self._pending: dict[str, TablePlan] = {}
         self._pristine: dict[str, Any] = {}
         self._scalars: dict[str, str] = {}
         self._reads_only = False
+        # inside a write transaction: "wanted" until a statement runs, then "open" (see conn)
+        self._tx: str | None = None
         # top-level keys whose value may differ from the loaded document's (see export_changes)
         self._dirty: set[str] = set()
         for key, value in document.items():
@@ -326,6 +373,11 @@ class StateDB:
                 self._finalizer = weakref.finalize(
                     self, _drop_catalog, _shared_instance(), self._conn, self._catalog
                 )
+        if self._tx == "wanted":
+            # a write call's database transaction begins with its first statement: most write
+            # calls only change collections whose tables are not built, and run none
+            self._tx = "open"
+            self._conn.execute("BEGIN TRANSACTION")
         return self._conn
 
     def _seed_value(self, path: list[str]) -> Any:
@@ -391,10 +443,10 @@ class StateDB:
         self.conn.execute(f"CREATE TABLE {q(coll.table)} AS SELECT {', '.join(cols)}", plan.params)
 
     def _written(self, coll: Collection) -> None:
-        """The collection is about to change: from now on it exports from its table."""
+        """The collection is about to change: it no longer exports as the value it was loaded
+        from (its rows are its plan's until its table exists, then the table's)."""
         if self._reads_only:
             raise StateError(f"a read-only call cannot change {coll.path!r}")
-        self._materialize(coll)
         self._pristine.pop(coll.path, None)
         self._dirty.add(coll.path.split(".", 1)[0])
 
@@ -540,7 +592,7 @@ class StateDB:
         match: str = "exact",
         order_by: str | None = None,
     ) -> list[dict[str, Any]]:
-        if path in self._pristine:
+        if path in self._pending:
             try:
                 rows = self._select_loaded(self.collections[path], where or {}, match, order_by)
             except _NeedsSql:
@@ -559,28 +611,17 @@ class StateDB:
 
     # ------------------------------------------------------------------ reading without SQL
 
-    def _loaded_rows(self, coll: Collection) -> list[tuple[str | None, dict[str, Any]]]:
-        """A never-written collection's rows as its table would hold them: (key, record)."""
-        value = self._pristine[coll.path]
-        if coll.kind == "rows":
-            return [(None, r) for r in value]
-        if coll.kind == "keyed":
-            return list(value.items())
-        if coll.kind == "record":
-            return [(None, value)]
-        return [(None, {"value": v}) for v in value]
-
     def _select_loaded(
         self, coll: Collection, where: dict[str, Any], match: str, order_by: str | None
     ) -> list[dict[str, Any]] | None:
-        """`select` on a collection never written, answered from the value it was loaded from
+        """`select` on a collection whose table is not built, answered from its plan's rows
         with exactly the SQL path's semantics (`_where`, ORDER BY ... NULLS LAST, _pos), or None
         where those semantics are DuckDB's own (JSON text, a DOUBLE's text form, non-ASCII
         case folding): the caller then builds the table and asks SQL.
 
-        Why: a statement costs ~1 ms of CPU and building a table another, and most collections
+        Why: a statement costs ~1 ms of CPU and building a table ~2.7 ms, and most collections
         a sample touches are only ever read (tests/test_state.py checks both paths agree)."""
-        loaded = self._loaded_rows(coll)
+        loaded = self._pending[coll.path].rows
         hits = self._loaded_matches(coll, loaded, where, match)
         if hits is None:
             return None
@@ -694,22 +735,24 @@ class StateDB:
                 raise StateError(f"collection {path!r} already has key {key!r}")
         elif coll.kind not in ("rows", "values"):
             raise StateError(f"cannot insert into {coll.kind} collection {path!r}")
+        self._materialize(coll)
         pos = self.conn.execute(f"SELECT coalesce(max(_pos) + 1, 0) FROM {q(coll.table)}").fetchone()
         self._insert_row(coll, pos[0], None if key is None else str(key), values)
         row = dict(values)
         return {"_key": str(key), **row} if coll.kind == "keyed" else row
 
     def _insert_pending(self, coll: Collection, values: dict[str, Any], key: str | None) -> dict[str, Any]:
-        """Insert into a collection whose table does not exist yet: the row joins its plan and
-        the table is created with it (one statement instead of an ALTER per new column, a
-        position query and an INSERT)."""
-        loaded = self._pristine[coll.path]
+        """Insert into a collection whose table is not built: the row joins its plan, typed as
+        the ALTERs of the SQL path would type it (no statement instead of a table creation,
+        an ALTER per new column, a position query and an INSERT)."""
+        plan = self._pending[coll.path]
         if coll.kind == "keyed":
             if key is None:
                 raise StateError(f"collection {coll.path!r} is keyed: an insert needs a key")
-            if str(key) in loaded:
+            if any(k == str(key) for k, _ in plan.rows):
                 raise StateError(f"collection {coll.path!r} already has key {key!r}")
-        plan = plan_with_row(self._pending[coll.path], None if key is None else str(key), values)
+        plan = plan_with_row(plan, None if key is None else str(key), values)
+        storable(coll.path, None if key is None else str(key), values, plan.columns)
         self._pending[coll.path] = plan
         coll.columns, coll.physical = dict(plan.columns), dict(plan.physical)
         self._written(coll)
@@ -721,7 +764,7 @@ class StateDB:
     ) -> list[dict[str, Any]]:
         if "_key" in values:
             raise StateError("the key of a keyed collection cannot be changed")
-        if path in self._pending and path in self._pristine and not self._reads_only:
+        if path in self._pending and not self._reads_only:
             try:
                 rows = self._update_pending(self.collections[path], where, values, match)
             except _NeedsSql:
@@ -761,10 +804,9 @@ class StateDB:
     def _update_pending(
         self, coll: Collection, where: dict[str, Any], values: dict[str, Any], match: str
     ) -> list[dict[str, Any]] | None:
-        """Update a collection whose table does not exist yet: the filter runs on the loaded
-        value and the table is created once with the changes in it (one statement instead of a
-        CREATE, an ALTER per new field, a SELECT, an UPDATE and a SELECT back). None where the
-        SQL path must decide (a filter only DuckDB judges; a state that runs raw SQL, whose
+        """Update a collection whose table is not built: the filter runs on its plan's rows and
+        the plan takes the changed rows (no statement instead of a table creation, an ALTER per
+        new field, a SELECT, an UPDATE and a SELECT back). None where the SQL path must decide (a filter only DuckDB judges; a state that runs raw SQL, whose
         statements name physical columns).
 
         Same outcome as the SQL path: fields a row did not have go last in its key order, a
@@ -772,17 +814,19 @@ class StateDB:
         type (tests/test_state.py compares both paths)."""
         if self.allow_sql or coll.kind not in ("rows", "keyed"):
             return None
-        loaded = self._loaded_rows(coll)
+        plan = self._pending[coll.path]
+        loaded = plan.rows
         targets = self._loaded_matches(coll, loaded, where, match)
         if targets is None:
             return None
-        plan = self._pending[coll.path]
         columns = dict(plan.columns)
         for name, v in values.items():  # the table the SQL path would have after its ALTERs
             if name not in columns:
                 columns[name] = value_type(v) or "JSON"
             elif not fits(columns[name], v):
                 columns[name] = "JSON"
+        if targets:
+            storable(coll.path, None, values, columns)
         hit = set(targets)
         changed = [(key, {**rec, **values}) if i in hit else (key, rec) for i, (key, rec) in enumerate(loaded)]
         self._pending[coll.path] = _plan_with_types(coll.kind, changed, columns, plan)
@@ -807,6 +851,7 @@ class StateDB:
         # afterwards, and the scalars go through their table
         for coll in list(self.collections.values()):
             self._written(coll)
+            self._materialize(coll)
         self._dirty.update(self._scalars)
         self.conn.execute(
             f"CREATE OR REPLACE TABLE {SCALARS} AS SELECT unnest(?::BIGINT[]) AS _pos, "
@@ -938,18 +983,26 @@ class StateDB:
             dict(self._scalars),
             set(self._dirty),
         )
-        self.conn.execute("BEGIN TRANSACTION")
+        if self._tx is not None:
+            raise StateError("a state transaction is already open")
+        self._tx = "wanted"
         try:
             yield
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self._tx == "open":
+                self._tx = None
+                self.conn.execute("ROLLBACK")
             for c, columns, physical in kept:
                 c.columns, c.physical = columns, physical
             (self.collections, self.layout, self._tables,
              self._pending, self._pristine, self._scalars, self._dirty) = saved
             raise
         else:
-            self.conn.execute("COMMIT")
+            if self._tx == "open":
+                self._tx = None
+                self.conn.execute("COMMIT")
+        finally:
+            self._tx = None
 
     # ------------------------------------------------------------------ export
 
@@ -1012,10 +1065,16 @@ class StateDB:
         if coll.path in self._pristine:
             # never written: the value it was loaded from (callers copy it, see export)
             return self._pristine[coll.path]
-        self._materialize(coll)
-        if coll.kind == "keyed":
+        plan = self._pending.get(coll.path)
+        if plan is not None:
+            # written, table not built: its rows are the plan's (shared with it: callers copy)
+            if coll.kind == "keyed":
+                return dict(plan.rows)
+            rows = [rec for _, rec in plan.rows]
+        elif coll.kind == "keyed":
             return dict(self._keyed_rows(coll, "", [], "_pos"))
-        rows = self._rows(coll, "", [], "_pos")
+        else:
+            rows = self._rows(coll, "", [], "_pos")
         if coll.kind == "rows":
             return rows
         if coll.kind == "values":
