@@ -12,6 +12,8 @@ Model args (`-M` or `get_model(..., **args)`):
   fail_ids     comma-separated sample ids whose calls raise `StandinFault`
   fail_times   how many calls per failing sample raise (default: all)
   call_log     a file to which every call appends "<pid> <sample id>" (tests use it)
+  reply        "replay" (default: the oracle's next message) or "text" (a fixed short answer,
+               for the bare task of bench/concurrency.py --bare)
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ class StandinModel(ModelAPI):
         fail_ids: str | list[str] | None = None,
         fail_times: int | str | None = None,
         call_log: str | None = None,
+        reply: str = "replay",
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
@@ -99,6 +102,9 @@ class StandinModel(ModelAPI):
         self.fail_ids = set(fail_ids or [])
         self.fail_times = None if fail_times in (None, "") else int(fail_times)
         self.call_log = call_log or None
+        if reply not in ("replay", "text"):
+            raise ValueError(f"reply must be 'replay' or 'text', not {reply!r}")
+        self.reply = reply
         self.calls: dict[str, int] = defaultdict(int)
         self.failures: dict[str, int] = defaultdict(int)
 
@@ -135,7 +141,10 @@ class StandinModel(ModelAPI):
         if sid in self.fail_ids and (self.fail_times is None or self.failures[sid] < self.fail_times):
             self.failures[sid] += 1
             raise StandinFault(f"injected provider fault for sample {sid}")
-        message = next_message(sid, input, self.source)
+        if self.reply == "text":
+            message = ChatMessageAssistant(content="Understood.")
+        else:
+            message = next_message(sid, input, self.source)
         message.model = self.model_name
         out = ModelOutput.from_message(message)
         out.model = self.model_name
