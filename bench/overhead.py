@@ -4,9 +4,9 @@ Every scenario of every shipped domain runs once with the `oracle` agent and the
 one sample at a time (max_samples=1, so per-sample wall times do not overlap). Timed by
 wrapping the engine's functions from the outside (no engine change):
 
-  setup      domain_document (seed + patch merge) + StateDB(...) (DuckDB build) + build_tools
+  setup      domain_document (seed + patch merge) + StateDB(...) (collection plans; tables are built only when SQL needs them) + build_tools
   tools      environment.effects.execute (argument validation + effect SQL), per call
-  export     StateDB.export_text (final state to the store)
+  export     StateDB.export_changes_text (what the run changed, to the store)
   scoring    build_trace + evaluate (the deterministic checks)
   logging    Inspect's log writer (EvalRecorder.*) and realtime sample buffer (SampleBufferDatabase.*)
   rest       everything else inside the sample: Inspect's solver/transcript/event machinery,
@@ -39,7 +39,7 @@ def instrument(t: Timers) -> None:
     from inspect_ai.log._recorders.buffer.database import SampleBufferDatabase
     from inspect_ai.log._recorders.eval import EvalRecorder
 
-    t.wrap(state.StateDB, "export_text", "export")
+    t.wrap(state.StateDB, "export_changes_text", "export")
     t.wrap(solver, "domain_document", "setup")
     t.wrap(solver, "StateDB", "setup")
     t.wrap(solver, "build_tools", "setup")
@@ -106,9 +106,9 @@ def main() -> None:
     split = []
     measured = measured_cpu = 0.0
     for cat, label in [
-        ("setup", "state setup (merge + DuckDB build + tools)"),
+        ("setup", "state setup (merge + state plans + tools)"),
         ("tools", f"tool execution ({tool_calls} calls)"),
-        ("export", "final state export"),
+        ("export", "state changes export"),
         ("scoring", "scoring (trace + checks)"),
         ("logging", "Inspect log writing (recorder + realtime buffer)"),
     ]:
