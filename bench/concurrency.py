@@ -8,7 +8,7 @@ every sample. Lower bound = the longest sample's number of model calls x latency
 
 Usage: python bench/concurrency.py [--latency 0.5] [--epochs 4] [--copies 1] [--max-samples N] [--bare] [--json OUT]
   --copies K   run K copies of every scenario (benchmark 3 uses this; see bench/scale.py)
-  --bare       also run Inspect alone on the same shape (bench/bare_task.py `bare_chat`), side by side
+  --bare       also run Inspect alone on the same shape (bench/bare_chat.py), side by side
   --json OUT   write the figures to OUT instead of appending them to results.md
 """
 
@@ -158,8 +158,8 @@ def run(copies: int = 1, epochs: int = 4, latency: float = 0.5, keep_logs: bool 
 
 
 def run_bare(shape: str, epochs: int, latency: float, max_samples: int, source: str | None) -> dict:
-    """The bare Inspect task of bench/bare_task.py (`bare_chat`) on `shape`, measured as `run`."""
-    from bare_task import bare_chat
+    """The bare Inspect task of bench/bare_chat.py on `shape`, measured as `run`."""
+    from bare_chat import bare_chat
 
     tmp = Path(tempfile.mkdtemp(prefix="pibench-bench-bare-"))
     try:
@@ -244,7 +244,7 @@ def main() -> None:
     if r.get("bare"):
         body += (
             "\nThe bare row is Inspect alone with the same samples in flight, the same number of model calls per "
-            "sample, and the same system prompt and tool schemas on every call (bench/bare_task.py `bare_chat`): "
+            "sample, and the same system prompt and tool schemas on every call (bench/bare_chat.py): "
             "what the model-call path, transcript and realtime buffer cost before any pi-bench code runs.\n"
         )
     append_results("Concurrency (bench/concurrency.py)", body, load_before=load_before)

@@ -13,7 +13,7 @@ Model args (`-M` or `get_model(..., **args)`):
   fail_times   how many calls per failing sample raise (default: all)
   call_log     a file to which every call appends "<pid> <sample id>" (tests use it)
   reply        "replay" (default: the oracle's next message) or "text" (a fixed short answer,
-               for the bare task of bench/concurrency.py --bare)
+               for bench/bare_chat.py)
 """
 
 from __future__ import annotations
