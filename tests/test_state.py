@@ -377,3 +377,18 @@ def test_a_write_call_opens_no_database_transaction_until_a_statement_runs():
     s.collection("log")
     assert s.select("log") == [{"event": "held"}]
     s.close()
+
+
+def test_rows_held_in_a_plan_share_nothing_with_the_caller():
+    """A tool's arguments (or a handler's dict) may be edited after the call: the state keeps
+    what was written, as a table would."""
+    s = StateDB({"log": [], "orders": {"O-1": {"lines": []}}}, allow_sql=False)
+    entry = {"event": "refund", "items": [{"sku": "A"}]}
+    s.insert("log", entry)
+    change = {"lines": [{"sku": "B"}]}
+    s.update("orders", {"_key": "O-1"}, change)
+    entry["items"].append({"sku": "X"}), change["lines"][0].update(sku="X")
+    assert s.export() == {"log": [{"event": "refund", "items": [{"sku": "A"}]}],
+                          "orders": {"O-1": {"lines": [{"sku": "B"}]}}}
+    assert s._conn is None
+    s.close()

@@ -290,7 +290,13 @@ def plan_with_row(plan: TablePlan, key: str | None, row: dict[str, Any]) -> Tabl
             columns[k] = value_type(v) or "JSON"
         elif not fits(columns[k], v):
             columns[k] = "JSON"
-    return TablePlan(plan.kind, columns, physical, [*plan.rows, (key, dict(row))])
+    return TablePlan(plan.kind, columns, physical, [*plan.rows, (key, _owned(row))])
+
+
+def _owned(values: dict[str, Any]) -> dict[str, Any]:
+    """`values` as a table would hold them: nested values as their JSON round trip, so a plan
+    shares nothing with the caller (a tool call's arguments) and holds what SQL would read back."""
+    return {k: json.loads(json.dumps(v)) if isinstance(v, (dict, list)) else v for k, v in values.items()}
 
 
 def _make_seed_plans(seed: dict[str, Any]) -> dict[tuple[str, ...], TablePlan]:
@@ -828,6 +834,7 @@ class StateDB:
         if targets:
             storable(coll.path, None, values, columns)
         hit = set(targets)
+        values = _owned(values)
         changed = [(key, {**rec, **values}) if i in hit else (key, rec) for i, (key, rec) in enumerate(loaded)]
         self._pending[coll.path] = _plan_with_types(coll.kind, changed, columns, plan)
         coll.columns = dict(self._pending[coll.path].columns)
