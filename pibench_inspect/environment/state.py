@@ -278,19 +278,22 @@ def _plan_with_types(
     return TablePlan(kind, dict(columns), physical, list(rows))
 
 
+def _widened(columns: dict[str, str], values: dict[str, Any]) -> dict[str, str]:
+    """`columns` after writing `values`, typed as `StateDB._ensure_column` would type the table
+    (a new field takes its value's type; a value that does not fit widens to JSON)."""
+    out = dict(columns)
+    for name, v in values.items():
+        if name not in out:
+            out[name] = value_type(v) or "JSON"
+        elif not fits(out[name], v):
+            out[name] = "JSON"
+    return out
+
+
 def plan_with_row(plan: TablePlan, key: str | None, row: dict[str, Any]) -> TablePlan:
-    """`plan` with one more row at the end, typed as `StateDB._ensure_column` would type it on
-    a table (a new field takes its value's type; a value that does not fit widens to JSON).
-    The plan may be a cached seed plan: it is never changed."""
-    columns, physical = dict(plan.columns), dict(plan.physical)
-    coll = Collection(path="", kind=plan.kind, table="", columns=columns, physical=physical)
-    for k, v in row.items():
-        if k not in columns:
-            physical[k] = StateDB._column_name(coll, k)
-            columns[k] = value_type(v) or "JSON"
-        elif not fits(columns[k], v):
-            columns[k] = "JSON"
-    return TablePlan(plan.kind, columns, physical, [*plan.rows, (key, _owned(row))])
+    """`plan` with one more row at the end, its columns widened for it. The plan may be a
+    cached seed plan: it is never changed."""
+    return _plan_with_types(plan.kind, [*plan.rows, (key, _owned(row))], _widened(plan.columns, row), plan)
 
 
 def _owned(values: dict[str, Any]) -> dict[str, Any]:
@@ -660,7 +663,7 @@ class StateDB:
     def _result_row(coll: Collection, key: str | None, rec: dict[str, Any]) -> dict[str, Any]:
         """A row as `_rows` returns it, copied: the loaded value is the scenario's (and the
         seed's), and callers may edit rows."""
-        rec = {k: json.loads(json.dumps(v)) if isinstance(v, (dict, list)) else v for k, v in rec.items()}
+        rec = _owned(rec)
         return {"_key": key, **rec} if coll.kind == "keyed" and "_key" not in rec else rec
 
     @staticmethod
@@ -752,13 +755,14 @@ class StateDB:
         the ALTERs of the SQL path would type it (no statement instead of a table creation,
         an ALTER per new column, a position query and an INSERT)."""
         plan = self._pending[coll.path]
+        key_text = None if key is None else str(key)
         if coll.kind == "keyed":
             if key is None:
                 raise StateError(f"collection {coll.path!r} is keyed: an insert needs a key")
-            if any(k == str(key) for k, _ in plan.rows):
+            if any(k == key_text for k, _ in plan.rows):
                 raise StateError(f"collection {coll.path!r} already has key {key!r}")
-        plan = plan_with_row(plan, None if key is None else str(key), values)
-        storable(coll.path, None if key is None else str(key), values, plan.columns)
+        plan = plan_with_row(plan, key_text, values)
+        storable(coll.path, key_text, values, plan.columns)
         self._pending[coll.path] = plan
         coll.columns, coll.physical = dict(plan.columns), dict(plan.physical)
         self._written(coll)
@@ -812,8 +816,9 @@ class StateDB:
     ) -> list[dict[str, Any]] | None:
         """Update a collection whose table is not built: the filter runs on its plan's rows and
         the plan takes the changed rows (no statement instead of a table creation, an ALTER per
-        new field, a SELECT, an UPDATE and a SELECT back). None where the SQL path must decide (a filter only DuckDB judges; a state that runs raw SQL, whose
-        statements name physical columns).
+        new field, a SELECT, an UPDATE and a SELECT back). None where the SQL path must decide
+        (a filter only DuckDB judges; a state that runs raw SQL, whose statements name physical
+        columns).
 
         Same outcome as the SQL path: fields a row did not have go last in its key order, a
         field's type widens to JSON when a value does not fit, new fields take their value's
@@ -825,12 +830,7 @@ class StateDB:
         targets = self._loaded_matches(coll, loaded, where, match)
         if targets is None:
             return None
-        columns = dict(plan.columns)
-        for name, v in values.items():  # the table the SQL path would have after its ALTERs
-            if name not in columns:
-                columns[name] = value_type(v) or "JSON"
-            elif not fits(columns[name], v):
-                columns[name] = "JSON"
+        columns = _widened(plan.columns, values)  # the table the SQL path has after its ALTERs
         if targets:
             storable(coll.path, None, values, columns)
         hit = set(targets)
@@ -979,6 +979,8 @@ class StateDB:
             finally:
                 self._reads_only = False
             return
+        if self._tx is not None:
+            raise StateError("a state transaction is already open")
         # collections' column maps are replaced, never edited, so keeping the maps is a snapshot
         kept = [(c, c.columns, c.physical) for c in self.collections.values()]
         saved = (
@@ -990,8 +992,6 @@ class StateDB:
             dict(self._scalars),
             set(self._dirty),
         )
-        if self._tx is not None:
-            raise StateError("a state transaction is already open")
         self._tx = "wanted"
         try:
             yield
