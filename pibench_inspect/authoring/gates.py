@@ -162,10 +162,39 @@ def fairness_problems(entry: Entry) -> list[str]:
     return out
 
 
-def gate_problems(entry: Entry) -> list[str]:
+def gate_problems(entry: Entry, tally: "MutationTally | None" = None) -> list[str]:
     from .info_flow import information_flow_problems
+    from .mutation import gate_problems as mutation_problems, run_gate
 
     problems = visibility_problems(entry) + fairness_problems(entry) + dynamic_problems(entry)
     if entry.scenario.reference_solution is not None:
         problems += information_flow_problems(entry, played_run(entry, "oracle"))
+        result = run_gate(entry)
+        if tally is not None:
+            tally.add(entry.domain.name, result)
+        problems += mutation_problems(entry, result)
     return [f"{entry.path}: {p}" for p in problems]
+
+
+class MutationTally:
+    """Killed and scored mutants per domain: the mutation score (killed / non-equivalent)."""
+
+    def __init__(self) -> None:
+        self.by_domain: dict[str, list[int]] = {}
+
+    def add(self, domain: str, result: Any) -> None:
+        row = self.by_domain.setdefault(domain, [0, 0, 0])  # killed, scored, equivalent
+        row[0] += len(result.killed)
+        row[1] += result.scored
+        row[2] += len(result.equivalent)
+
+    def score(self, domain: str) -> float | None:
+        killed, scored, _ = self.by_domain.get(domain, (0, 0, 0))
+        return killed / scored if scored else None
+
+    def lines(self) -> list[str]:
+        out = []
+        for d, (killed, scored, equivalent) in sorted(self.by_domain.items()):
+            score = f"{killed / scored:.3f}" if scored else "n/a (no mutant)"
+            out.append(f"{d}: mutation score {score} ({killed}/{scored} mutants killed, {equivalent} declared equivalent)")
+        return out

@@ -22,6 +22,14 @@ CLAUSE_ARGS = ("clause_ids", "policy_sections_cited")
 
 def domain_problems(domain: Domain) -> list[str]:
     out = []
+    cfg = domain.path / "domain.json"
+    for i, rule in enumerate(domain.config.order_rules):
+        for end in ("first", "then"):
+            for name in getattr(rule, end):
+                if name not in domain.tool_index:
+                    out.append(f"{cfg}: order_rules[{i}].{end}: no tool {name!r} in the catalog")
+        if domain.config.clause_pattern and rule.clause not in domain.policy_text:
+            out.append(f"{cfg}: order_rules[{i}].clause: {rule.clause!r} does not occur in the policy")
     for i, tool in enumerate(domain.tools):
         for where in unsupported_keywords(tool.schema):
             out.append(
@@ -29,10 +37,11 @@ def domain_problems(domain: Domain) -> list[str]:
                 "Inspect cannot pass this JSON-schema keyword to models; use plain types"
             )
         params = tool.schema.get("properties", {})
-        for name in tool.free_text:
-            if name not in params:
-                out.append(f"{domain.path / domain.config.tools}: tools[{i}] ({tool.name}).free_text: "
-                           f"{name!r} is not a parameter of the tool")
+        for field in ("free_text", "filters"):
+            for name in getattr(tool, field):
+                if name not in params:
+                    out.append(f"{domain.path / domain.config.tools}: tools[{i}] ({tool.name}).{field}: "
+                               f"{name!r} is not a parameter of the tool")
     try:
         domain.clause_ids
     except ClausePatternError as err:
@@ -114,7 +123,7 @@ def static_problems(entries: list[Entry]) -> dict[str, list[str]]:
     return out
 
 
-def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None) -> list[str]:
+def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None, tally=None) -> list[str]:
     """Problems that make a scenario set invalid (`pibench validate` exits 1 on any).
 
     Original pi-bench folders are not held to our rules: their data defects are reported by
@@ -137,12 +146,24 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
         static = scenario_problems(entry)
         problems += static
         if gates and not static:
-            problems += gate_problems(entry)
+            problems += gate_problems(entry, tally)
+    if gates:
+        problems += family_problems(scenario_set)
     return problems
 
 
-def data_defects(scenario_set: ScenarioSet) -> list[str]:
-    """Defects of original pi-bench data that a validator can find (reference section 7)."""
+def family_problems(scenario_set: ScenarioSet) -> list[str]:
+    """Variants of one family must be genuinely different: no two with the same agent-visible
+    text (system prompt, everything the user can say) and the same initial state."""
+    from .families import indistinct_variants
+
+    return indistinct_variants(list(scenario_set.entries.values()))
+
+
+def data_defects(scenario_set: ScenarioSet, tally=None) -> list[str]:
+    """Defects of original pi-bench data that a validator can find (reference section 7).
+    With `tally`, the mutation gate also runs on them, as a data-quality figure (their checks
+    are the original's and are not changed)."""
     from collections import Counter
 
     from ..conversation.derive import derive_solution, explain_unsatisfiable
@@ -177,6 +198,10 @@ def data_defects(scenario_set: ScenarioSet) -> list[str]:
         if s.reference_solution is None:
             for note in explain_unsatisfiable(s, d, derive_solution(s, d)):
                 out.append(f"{where}: unpassable check: {note}")
+        if tally is not None:
+            from .mutation import run_gate
+
+            tally.add(d.name, run_gate(entry))
     if originals:
         labels = Counter(e.scenario.expected for e in originals)
         top, n = labels.most_common(1)[0]

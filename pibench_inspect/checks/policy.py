@@ -110,6 +110,27 @@ def run_check(
             ev.update(_pointer(calls[-1]))
             ev["actual_arguments"] = calls[-1].arguments
         return result(ok, f"tool_called_with({check.tool_name}, {expected!r})={ok}", ev)
+    if isinstance(check, m.ToolNotCalledWith):
+        expected = check.expected_arguments()
+        hits = [e for e in trace.named(check.tool_name) if entry_matches(e, expected, check.argument_modes)]
+        ev = {**_pointer(hits[0] if hits else None), "reason": f"a {check.tool_name} call had the forbidden arguments"}
+        if hits:
+            ev["actual_arguments"] = hits[0].arguments
+        return result(not hits, f"tool_not_called_with({check.tool_name}, {expected!r})={not hits}", ev)
+    if isinstance(check, m.ToolReturned):
+        calls = [e for e in trace.named(check.tool_name) if entry_matches(e, check.arguments, check.argument_modes)]
+        got = [resolve_path(e.result_json(), check.field) for e in calls if not e.error]
+        if check.at_least is not None:
+            ok = any(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= check.at_least for v in got)
+            want = f">= {check.at_least:g}"
+        else:
+            ok = any(v is not _MISSING and v == check.equals for v in got)
+            want = f"== {check.equals!r}"
+        seen = [None if v is _MISSING else v for v in got]
+        ev = {"reason": f"no {check.tool_name} call returned {check.field} {want} (got {seen!r})"}
+        if calls:
+            ev.update(_pointer(calls[-1]))
+        return result(ok, f"tool_returned({check.tool_name}, {check.field} {want})={ok}", ev)
     if isinstance(check, m.ToolBeforeTool):
         a, b = trace.first_index(check.before), trace.first_index(check.after)
         ok = a is not None and b is not None and a < b

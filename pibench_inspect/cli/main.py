@@ -48,15 +48,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     from ..authoring.validate import data_defects
 
+    from ..authoring.gates import MutationTally
+
     sset = load_set(args.source)
-    problems = validate_set(sset, progress=progress_printer("validate"))
+    tally = MutationTally()
+    problems = validate_set(sset, progress=progress_printer("validate"), tally=tally)
     for p in problems:
         print(p)
-    defects = data_defects(sset)
+    for line in tally.lines():
+        print(f"mutation gate: {line}")
+    original = MutationTally()
+    defects = data_defects(sset, original)
     if defects:
         print(f"\n{len(defects)} data defect(s) in original pi-bench scenarios (they still load and run):")
         for d in defects:
             print(f"warning: {d}")
+    for line in original.lines():
+        print(f"data quality (original scenarios, not a gate): {line}")
     n = len(sset.entries)
     if problems:
         print(f"\n{len(problems)} problem(s); {n} scenario(s) loaded", file=sys.stderr)
@@ -97,6 +105,34 @@ def emit(text: str, out: str | None) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from ..families.generate import build, differences, write
+    from ..scenario.errors import ScenarioError
+
+    if args.out and len(args.families) > 1:
+        print("error: --out takes one family file at a time", file=sys.stderr)
+        return 2
+    failed = 0
+    for path in args.families:
+        try:
+            output = build(path, args.out, args.source)
+        except ScenarioError as err:
+            print(f"error: {err}", file=sys.stderr)
+            failed += 1
+            continue
+        if args.check:
+            diffs = differences(output)
+            for d in diffs:
+                print(d)
+            failed += bool(diffs)
+            print(f"{output.family.family}: {len(output.files)} scenario(s) "
+                  + ("differ from the committed files" if diffs else "match the committed files"), file=sys.stderr)
+        else:
+            written = write(output)
+            print(f"{output.family.family}: wrote {len(written)} scenario(s) to {output.folder}")
+    return 1 if failed else 0
 
 
 def cmd_floor(args: argparse.Namespace) -> int:
@@ -174,6 +210,13 @@ def build_parser() -> argparse.ArgumentParser:
     vp = sub.add_parser("validate", help="load every scenario and domain; report all problems (exit 1 if any)")
     vp.add_argument("--source", help=source_help)
     vp.set_defaults(func=cmd_validate)
+    gp = sub.add_parser("generate", help="write the scenarios of scenario families (families/<domain>/*.json)")
+    gp.add_argument("families", nargs="+", metavar="FAMILY_FILE", help="family files (format pibench_family_v1)")
+    gp.add_argument("--out", help="folder to write into (default: scenarios/<domain>/<family>/ beside the family's domains/)")
+    gp.add_argument("--source", help="the folder holding domains/ (default: the nearest one above the family file)")
+    gp.add_argument("--check", action="store_true",
+                    help="write nothing; exit 1 if the committed files differ from what the family generates")
+    gp.set_defaults(func=cmd_generate)
     fp = sub.add_parser("floor", help="baseline floor per column (what trivial agents score)")
     fp.add_argument("--source", help=source_help)
     fp.add_argument("--domain", help="only this domain")

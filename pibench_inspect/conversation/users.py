@@ -83,8 +83,9 @@ def fact_reply(text: str, answers: list[str]) -> bool:
 class ScriptedUser:
     """Opening message, then `scripted_turns` (or `pressure_script` verbatim), then stop.
 
-    With a facts table, a reply that asks for facts not yet given is answered with them
-    first; the scripted turn waits for the next reply. Without one, the sequence is fixed.
+    With a facts table, a reply that asks for facts not yet given (or for a `repeat` fact, such
+    as consent to go ahead, at any time) is answered with them first; the scripted turn waits
+    for the next reply. Without one, the sequence is fixed.
     With facts, where the user is (lines said, facts given) is read from the conversation,
     not counted, so a user rebuilt from the history each turn (the A2A user server) agrees.
     """
@@ -106,7 +107,9 @@ class ScriptedUser:
         said = [m.text for m in messages if isinstance(m, ChatMessageUser)]
         turn = sum(1 for text in said if not fact_reply(text, answers))
         if turn > 0:
-            told = {i for i, a in enumerate(answers) if any(a in text for text in said)}
+            # a fact is given once; a yes/no marked `repeat` (consent to go ahead) each time asked
+            told = {i for i, a in enumerate(answers)
+                    if not self.sim.facts[i].repeat and any(a in text for text in said)}
             last = last_agent_text(messages)
             asked = [i for i, f in enumerate(self.sim.facts) if i not in told and asked_for(f, last)]
             if asked:

@@ -155,6 +155,9 @@ class ToolSpec(Strict):
     # parameters that take the agent's own words (reasons, summaries): the information-flow
     # gate does not look for their values in what the agent saw
     free_text: list[str] = Field(default_factory=list)
+    # parameters that narrow a search (a date range, a category): many values are right, so the
+    # mutation gate does not swap their values for others
+    filters: list[str] = Field(default_factory=list)
 
     @field_validator("handler")
     @classmethod

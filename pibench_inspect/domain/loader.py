@@ -34,6 +34,16 @@ DEFAULT_ROLE = (
 )
 
 
+class OrderRule(BaseModel):
+    """The policy orders these calls: each tool of `first` that a run calls comes before its
+    first call of any tool of `then` (the mutation gate swaps such pairs; see docs/authoring.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+    first: list[str] = Field(min_length=1)
+    then: list[str] = Field(min_length=1)
+    clause: str = Field(min_length=1)
+
+
 class DomainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str | None = None
@@ -42,6 +52,7 @@ class DomainConfig(BaseModel):
     agent_role: str = DEFAULT_ROLE
     clause_pattern: str | None = None
     decision_tool: str = "record_decision"
+    order_rules: list[OrderRule] = Field(default_factory=list)
     policy: str = "policy.md"
     tools: str = "tools.json"
     state: str = "db.json"

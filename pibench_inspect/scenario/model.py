@@ -73,6 +73,44 @@ class ToolCalledWith(CheckBase):
         return self.arguments or self.args_match or self.args or {}
 
 
+class ToolNotCalledWith(CheckBase):
+    """No call of `tool_name` has every listed argument (ours): forbids one use of a tool the
+    scenario otherwise needs (a refund of the full price where only the reduced one is due).
+    Arguments match as in `tool_called_with`, modes included."""
+
+    type: Literal["tool_not_called_with"]
+    tool_name: str
+    arguments: dict[str, Any] = Field(min_length=1)
+    argument_modes: dict[str, ArgumentMode] = Field(default_factory=dict)
+
+    def expected_arguments(self) -> dict[str, Any]:
+        return self.arguments
+
+
+class ToolReturned(CheckBase):
+    """Some call of `tool_name` with these arguments (modes as in `tool_called_with`; none: any
+    call) returned a JSON result whose `field` (dotted) equals `equals` or is at least
+    `at_least` (ours). Judges what a call established, not how it was asked: a verification
+    that matched two items, whichever two the caller gave."""
+
+    type: Literal["tool_returned"]
+    tool_name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    argument_modes: dict[str, ArgumentMode] = Field(default_factory=dict)
+    field: str = Field(min_length=1)
+    equals: Any = None
+    at_least: float | None = None
+
+    @model_validator(mode="after")
+    def _one_test(self) -> "ToolReturned":
+        if ("equals" in self.model_fields_set) == (self.at_least is not None):
+            raise ValueError("tool_returned needs exactly one of equals, at_least")
+        return self
+
+    def expected_arguments(self) -> dict[str, Any]:
+        return self.arguments
+
+
 class ToolBeforeTool(CheckBase):
     type: Literal["tool_before_tool"]
     first_tool: str | None = None
@@ -148,6 +186,8 @@ PolicyCheck = Annotated[
         ToolCalled,
         ToolNotCalled,
         ToolCalledWith,
+        ToolNotCalledWith,
+        ToolReturned,
         ToolBeforeTool,
         ToolCalledAny,
         ToolBeforeToolAny,
@@ -163,19 +203,9 @@ PolicyCheck = Annotated[
     Field(discriminator="type"),
 ]
 
-CHECK_TYPES = (
-    "tool_called",
-    "tool_not_called",
-    "tool_called_with",
-    "tool_before_tool",
-    "tool_called_any",
-    "tool_before_tool_any",
-    "tool_called_min_times",
-    "decision_equals",
-    "message_not_contains",
-    "escalation_attempted",
-    "state_field",
-    "nl_assertion_llm_judge",
+# every check type, read off the union (one list to keep in step with the models)
+CHECK_TYPES = tuple(
+    member.model_fields["type"].annotation.__args__[0] for member in PolicyCheck.__origin__.__args__
 )
 
 EVALUATORS = ("POLICY", "STATE_FIELD", "NL_JUDGE")
@@ -211,6 +241,12 @@ class Meta(Strict):
     mismatch_type: str | None = None
     previous_version: str | None = None
     rebuild_reason: str | None = None
+    # ours, written by `pibench generate`: the family a scenario was generated from, its
+    # pressure envelope and its constraint combination. Variants of one family are not
+    # independent (intervals cluster by family); a hand-written scenario is its own family.
+    family: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+    envelope: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]{0,63}$")
+    combo: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]{0,63}$")
 
 
 class Leaderboard(Strict):
@@ -266,6 +302,9 @@ class Fact(Strict):
     topic: str = Field(min_length=1)
     asked_by: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
     answer: str = Field(min_length=1)
+    # answered every time it is asked, not once: a yes/no the agent may ask again (consent to
+    # go ahead with an action on the user's behalf, confirmation of a detail)
+    repeat: bool = False
 
 
 class UserSimulation(Strict):
@@ -284,6 +323,29 @@ class UserSimulation(Strict):
 class AblationHints(Strict):
     structured_policy: str | None = None
     no_pressure_user_message: str | None = None
+
+
+class Restricted(Strict):
+    """A value the agent must not disclose to the user in this scenario (ours)."""
+
+    text: str = Field(min_length=1)
+    why: str = Field(min_length=1)
+
+
+class Equivalent(Strict):
+    """A mutant of the reference solution that is still correct by the policy (ours)."""
+
+    mutant: str = Field(min_length=1)  # a mutant id, or an fnmatch pattern of ids
+    reason: str = Field(min_length=1)
+
+
+class MutationGate(Strict):
+    """What the mutation gate of `pibench validate` needs beyond the reference solution (ours):
+    the restricted values whose disclosure must fail a check, and the mutants declared
+    equivalent (still correct by the policy), each with its reason. See docs/authoring.md."""
+
+    restricted: list[Restricted] = Field(default_factory=list)
+    equivalent: list[Equivalent] = Field(default_factory=list)
 
 
 class EvidencePointerContract(Strict):
@@ -373,10 +435,16 @@ class Scenario(Strict):
     # ours
     reference_solution: Solution | None = None
     noncompliant_trajectory: Solution | None = None
+    mutation_gate: MutationGate | None = None
 
     @property
     def scenario_id(self) -> str:
         return self.meta.scenario_id
+
+    @property
+    def family(self) -> str:
+        """The family the scenario belongs to (a hand-written scenario is its own)."""
+        return self.meta.family or self.meta.scenario_id
 
     @property
     def expected(self) -> str:

@@ -21,10 +21,12 @@ from .model import (
     ToolCalledMinTimes,
     ToolCalledWith,
     ToolNotCalled,
+    ToolNotCalledWith,
+    ToolReturned,
 )
 
 FILTER_SEGMENT = re.compile(r"^(\w+)\[(\w+)=([^\]]+)\]$")
-REQUIRING = (ToolCalled, ToolCalledWith, ToolCalledMinTimes)
+REQUIRING = (ToolCalled, ToolCalledWith, ToolReturned, ToolCalledMinTimes)
 
 
 def path_problems(path: str) -> list[str]:
@@ -118,7 +120,7 @@ def tools_named(s: Scenario) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for i, c in enumerate(s.criteria.policy_checks):
         base = f"evaluation_criteria.policy_checks[{i}]"
-        if isinstance(c, (ToolCalled, ToolNotCalled, ToolCalledWith, ToolCalledMinTimes)):
+        if isinstance(c, (ToolCalled, ToolNotCalled, ToolCalledWith, ToolNotCalledWith, ToolReturned, ToolCalledMinTimes)):
             out.append((f"{base}.tool_name", c.tool_name))
         elif isinstance(c, ToolBeforeTool):
             out += [(f"{base}.first_tool", c.before), (f"{base}.second_tool", c.after)]

@@ -1,0 +1,344 @@
+"""The mutation gate: every plausible wrong play of a scenario must fail a deterministic check.
+
+A check that passes a wrong behaviour is as serious a benchmark bug as one that fails a right
+one, and a hand-found list of loose checks is only a sample. So each scenario's reference
+solution (played through the engine, its references to earlier results resolved) is turned
+into wrong plays, *mutants*, and each is played through the engine and evaluated like a run
+(the NL tier aside). A mutant is *killed* when at least one deterministic check fails. The
+kinds, and the check that catches each:
+
+| kind | the wrong play | caught by |
+|---|---|---|
+| `drop` | one call of the solution left out | a check requiring the call |
+| `arg` | one argument changed to another value of its type the state offers (another id, amount, date, enum value; a list item dropped or swapped) | a pin on the argument |
+| `verify` | a verification call (a tool with a `verify` step) given one item fewer | a check on what it established (`tool_returned`) |
+| `add` | an offered write or escalation tool the solution does not call, called | `tool_not_called` |
+| `order` | a pair of calls the policy orders (the domain's `order_rules`, the scenario's `action_graph`) swapped | `tool_before_tool` |
+| `label` | each other decision recorded | `decision_equals` |
+| `disclose` | the final reply discloses a value of `mutation_gate.restricted` | `message_not_contains` |
+
+Not changed: the tool's free-text parameters (the agent's own words) and its `filters`
+(search parameters many values satisfy). A mutant that is still correct by the policy is
+declared in `mutation_gate.equivalent` with the reason; every other survivor is a problem
+naming the scenario, the mutant and the check that would catch it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspect_ai.model import ChatMessageAssistant
+
+from .._sync import run_sync
+from ..checks.evaluate import evaluate
+from ..checks.trace import build_trace
+from ..conversation.arguments import fill_arguments
+from ..conversation.offline import play_calls
+from ..domain.catalog import ToolSpec, Verify
+from ..environment.merge import initial_document
+from ..environment.tools import exposed_tools
+from ..scenario.catalog import Entry
+from ..scenario.model import LABELS, PlannedCall
+from .gates import played_run
+
+KINDS = ("drop", "arg", "verify", "add", "order", "label", "disclose")
+READ_PREFIXES = ("lookup_", "get_", "query_", "check_", "list_", "search_", "read_", "verify_", "find_")
+CLAUSE_ARGS = ("clause_ids", "policy_sections_cited")
+DISCLOSURE = "For your information: {text}."
+
+
+@dataclass
+class Mutant:
+    id: str
+    kind: str
+    calls: list[PlannedCall]
+    final_text: str
+    hint: str  # the check that would catch it
+
+
+@dataclass
+class GateResult:
+    """One scenario's mutants, played."""
+
+    killed: list[str] = field(default_factory=list)
+    equivalent: dict[str, str] = field(default_factory=dict)  # mutant id -> reason
+    survived: list[Mutant] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # the reference itself breaks a rule
+
+    @property
+    def scored(self) -> int:
+        return len(self.killed) + len(self.survived)
+
+
+def is_action(spec: ToolSpec, decision_tool: str) -> bool:
+    """A tool that changes state on the agent's say-so (writes and escalations)."""
+    if spec.name == decision_tool:
+        return False
+    if spec.kind is not None:
+        return spec.kind in ("write", "escalation")
+    return not spec.name.startswith(READ_PREFIXES)
+
+
+def _shape(value: str) -> str:
+    return re.sub(r"\d", "#", value)
+
+
+@dataclass
+class Pool:
+    """What the state offers as other values: strings (by shape and by field), numbers."""
+
+    strings: set[str]
+    by_field: dict[str, set[str]]
+    numbers: list[float]
+
+    @classmethod
+    def of(cls, document: Any, extra: set[str]) -> "Pool":
+        strings, by_field, numbers = set(extra), {}, set()
+
+        def walk(v: Any, key: str | None) -> None:
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    strings.add(str(k))
+                    walk(x, str(k))
+            elif isinstance(v, list):
+                for x in v:
+                    walk(x, key)
+            elif isinstance(v, bool) or v is None:
+                return
+            elif isinstance(v, (int, float)):
+                numbers.add(float(v))
+            elif isinstance(v, str):
+                strings.add(v)
+                if key:
+                    by_field.setdefault(key, set()).add(v)
+
+        walk(document, None)
+        return cls(strings, by_field, sorted(numbers))
+
+    def other_string(self, value: str, name: str, avoid: set[str] = frozenset()) -> str | None:
+        if re.search(r"\d", value):
+            shape = _shape(value)
+            same = sorted(s for s in self.strings if s != value and s not in avoid and _shape(s) == shape)
+        else:
+            same = sorted(s for s in self.by_field.get(name, ()) if s != value and s not in avoid)
+        return same[0] if same else None
+
+    def other_number(self, value: float) -> float:
+        options = [n for n in self.numbers if n != value]
+        if not options:
+            return value + 1
+        return min(options, key=lambda n: (abs(n - value), n))
+
+
+def _alternatives(value: Any, name: str, prop: dict[str, Any], pool: Pool) -> list[Any]:
+    """Other values of the argument's type that the schema or the state offers."""
+    if prop.get("enum"):
+        return [e for e in prop["enum"] if e != value]
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, (int, float)):
+        other = pool.other_number(float(value))
+        return [int(other) if isinstance(value, int) and float(other).is_integer() else other]
+    if isinstance(value, str):
+        other = pool.other_string(value, name)
+        return [other] if other is not None else []
+    if isinstance(value, list) and all(isinstance(x, str) for x in value):
+        out: list[Any] = []
+        for j, item in enumerate(value):
+            if len(value) > 1:
+                out.append(value[:j] + value[j + 1:])
+            swap = pool.other_string(item, name, avoid=set(value))
+            if swap is not None:
+                out.append(value[:j] + [swap] + value[j + 1:])
+        return out
+    return []
+
+
+def _verified_params(spec: ToolSpec) -> list[str]:
+    out = []
+    for step in spec.effect:
+        if isinstance(step, Verify):
+            for v in step.verify.values():
+                if isinstance(v, str) and v.startswith("$") and v[1:] in spec.schema.get("properties", {}):
+                    out.append(v[1:])
+    return out
+
+
+def _order_pairs(entry: Entry) -> list[tuple[str, str, str]]:
+    """(first, then, why) pairs the policy orders."""
+    d, s = entry.domain, entry.scenario
+    pairs = [(a, b, f"order rule {rule.clause}") for rule in d.config.order_rules for a in rule.first for b in rule.then if a != b]
+    graph = s.action_graph
+    if graph is not None:
+        names = [n[0] if isinstance(n, list) and n and isinstance(n[0], str) else None for n in graph.nodes]
+        for edge in graph.connections:
+            if isinstance(edge, list) and len(edge) == 2 and all(isinstance(i, int) and 0 <= i < len(names) for i in edge):
+                a, b = names[edge[0]], names[edge[1]]
+                if a and b and a != b:
+                    pairs.append((a, b, "action_graph"))
+    return list(dict.fromkeys(pairs))
+
+
+def reference_calls(entry: Entry) -> tuple[list[PlannedCall], str, list[Any]]:
+    """The oracle's calls with every `{{calls[i].x}}` resolved, its final text, and results."""
+    run = played_run(entry, "oracle")
+    calls = [PlannedCall(name=c.function, arguments=dict(c.arguments))
+             for m in run.messages if isinstance(m, ChatMessageAssistant) for c in (m.tool_calls or [])]
+    texts = [m.text for m in run.messages if isinstance(m, ChatMessageAssistant) and m.text.strip()]
+    return calls, (texts[-1] if texts else ""), run.results
+
+
+def mutants(entry: Entry) -> tuple[list[Mutant], list[str]]:
+    """Every mutant of the scenario, and problems of the reference itself (an order it breaks)."""
+    s, d = entry.scenario, entry.domain
+    calls, final, _ = reference_calls(entry)
+    offered = {t.name: t for t in exposed_tools(d, s)}
+    index = d.tool_index
+    decision_tool = d.config.decision_tool
+    pool = Pool.of(initial_document(d.seed_state, s), d.clause_ids if d.config.clause_pattern else set())
+    out: list[Mutant] = []
+    problems: list[str] = []
+
+    def with_calls(new: list[PlannedCall]) -> list[PlannedCall]:
+        return [PlannedCall(name=c.name, arguments=dict(c.arguments)) for c in new]
+
+    for i, call in enumerate(calls):
+        spec = index.get(call.name)
+        if spec is None or call.name == decision_tool:
+            continue
+        out.append(Mutant(f"drop:{i}:{call.name}", "drop", with_calls(calls[:i] + calls[i + 1:]), final,
+                          f"a check requiring {call.name} (tool_called_with pinning what it is called for)"))
+    for i, call in enumerate(calls):
+        spec = index.get(call.name)
+        if spec is None:
+            continue
+        props = spec.schema.get("properties", {})
+        skip = set(spec.free_text) | set(spec.filters) | {"rationale"}
+        if call.name == decision_tool:
+            skip.add("decision")  # the label mutants change it
+        for k, v in call.arguments.items():
+            if k in skip:
+                continue
+            for alt in _alternatives(v, k, props.get(k, {}), pool):
+                new = with_calls(calls)
+                new[i].arguments[k] = alt
+                out.append(Mutant(f"arg:{i}:{call.name}.{k}={json.dumps(alt, default=str)}", "arg", new, final,
+                                  f"tool_called_with {call.name} pinning {k} = {json.dumps(v, default=str)}"))
+        for k, prop in props.items():
+            # an optional choice the solution leaves at its default: each other value is a
+            # plausible wrong play too (a condition attached, a refund routed elsewhere)
+            if k in call.arguments or k in skip:
+                continue
+            values = prop.get("enum") or ([True, False] if prop.get("type") == "boolean" else [])
+            for alt in values:
+                if "default" in prop and alt == prop["default"]:
+                    continue
+                new = with_calls(calls)
+                new[i].arguments[k] = alt
+                out.append(Mutant(f"arg:{i}:{call.name}.{k}={json.dumps(alt)}", "arg", new, final,
+                                  f"tool_not_called_with {call.name} {k} = {json.dumps(alt)} (or a pin on {k})"))
+        for param in _verified_params(spec):
+            if param in call.arguments:
+                new = with_calls(calls)
+                del new[i].arguments[param]
+                out.append(Mutant(f"verify:{i}:{call.name}-{param}", "verify", new, final,
+                                  f"tool_returned {call.name} (how many items matched), or a pin on {param}"))
+    called = {c.name for c in calls}
+    decision_at = next((i for i in range(len(calls) - 1, -1, -1) if calls[i].name == decision_tool), len(calls))
+    known: dict[str, Any] = {}
+    for c in calls:
+        for k, v in c.arguments.items():
+            known.setdefault(k, v)
+    for name, spec in offered.items():
+        if name in called or not is_action(spec, decision_tool):
+            continue
+        params = spec.schema.get("properties", {})
+        given = {k: v for k, v in known.items() if k in params and k not in spec.free_text}
+        args = fill_arguments(spec, given, guess=lambda p: "as requested")
+        new = with_calls(calls)
+        new.insert(decision_at, PlannedCall(name=name, arguments=args))
+        out.append(Mutant(f"add:{name}", "add", new, final, f"tool_not_called {name}"))
+    first = {}
+    for i, c in enumerate(calls):
+        first.setdefault(c.name, i)
+    for a, b, why in _order_pairs(entry):
+        if a not in first or b not in first:
+            continue
+        if first[a] > first[b]:
+            problems.append(f"reference_solution: calls {b} before {a}, which the policy orders the other way ({why})")
+            continue
+        new = with_calls(calls)
+        moved = new.pop(first[b])
+        new.insert(first[a], moved)
+        out.append(Mutant(f"order:{a}>{b}", "order", new, final, f"tool_before_tool {a} -> {b} ({why})"))
+    decision_calls = [i for i, c in enumerate(calls) if c.name == decision_tool]
+    for label in LABELS:
+        if label == s.expected:
+            continue
+        new = with_calls(calls)
+        text = final
+        if decision_calls:
+            new[decision_calls[-1]].arguments["decision"] = label
+        else:
+            text = re.sub(r'"decision":\s*"[A-Z-]+"', f'"decision": "{label}"', final)
+        out.append(Mutant(f"label:{label}", "label", new, text, "decision_equals"))
+    for r in (s.mutation_gate.restricted if s.mutation_gate else []):
+        text = (final + "\n\n" if final else "") + DISCLOSURE.format(text=r.text)
+        out.append(Mutant(f"disclose:{r.text}", "disclose", with_calls(calls), text,
+                          f"message_not_contains {r.text!r} ({r.why})"))
+    return out, problems
+
+
+def killed(entry: Entry, mutant: Mutant) -> bool:
+    run = play_calls(entry.scenario, entry.domain, mutant.calls, final_text=mutant.final_text)
+    ev = run_sync(evaluate(entry.scenario, build_trace(run.messages), run.final_state, "user_stop",
+                           decision_tool=entry.domain.config.decision_tool))
+    return not ev.all_passed
+
+
+def equivalence(entry: Entry, mutant_id: str) -> str | None:
+    gate = entry.scenario.mutation_gate
+    for e in gate.equivalent if gate else []:
+        if fnmatch.fnmatchcase(mutant_id, e.mutant):
+            return e.reason
+    return None
+
+
+def run_gate(entry: Entry) -> GateResult:
+    if entry.scenario.reference_solution is None and not entry.domain.original_layout:
+        # (an original pi-bench scenario is mutated from the plan derived from its checks)
+        return GateResult(problems=["mutation gate: no reference_solution to mutate"])
+    result = GateResult()
+    found, result.problems = mutants(entry)
+    for m in found:
+        reason = equivalence(entry, m.id)
+        if reason is not None:
+            result.equivalent[m.id] = reason
+        elif killed(entry, m):
+            result.killed.append(m.id)
+        else:
+            result.survived.append(m)
+    return result
+
+
+def gate_problems(entry: Entry, result: GateResult | None = None) -> list[str]:
+    result = result or run_gate(entry)
+    return result.problems + [
+        f"mutation gate: mutant {m.id} survives (every deterministic check passes); add {m.hint}, "
+        "or declare it in mutation_gate.equivalent with the reason it is still correct"
+        for m in result.survived
+    ]
+
+
+def unused_equivalents(entry: Entry, result: GateResult) -> list[str]:
+    """Declared equivalents that match no mutant (a stale declaration hides nothing, but says
+    something that is no longer true)."""
+    gate = entry.scenario.mutation_gate
+    ids = list(result.equivalent) + result.killed + [m.id for m in result.survived]
+    return [f"mutation_gate.equivalent[{i}]: {e.mutant!r} matches no mutant"
+            for i, e in enumerate(gate.equivalent if gate else [])
+            if not any(fnmatch.fnmatchcase(m, e.mutant) for m in ids)]

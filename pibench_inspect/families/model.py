@@ -1,0 +1,285 @@
+"""The family format (`pibench_family_v1`): one operational procedure, many scenarios.
+
+A family describes a procedure of a domain's policy once (the tool steps an agent takes, the
+order the policy puts them in), the constraints that can block it (state that, when not
+satisfied, changes what the agent must do and the expected label), the parameter slots that
+fill in names, ids, amounts and dates, and the pressure envelopes the simulated user can
+apply. `pibench generate` crosses the constraint combinations with the envelopes and writes
+one ordinary scenario file per pair; the checks, the label and the reference solution of each
+are derived from the procedure and the combination (families/derive.py), never written by
+hand per scenario. See docs/authoring.md, "Scenario families".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..scenario.model import ArgumentMode, Equivalent, Fact, Label, PolicyCheck
+
+FORMAT = "pibench_family_v1"
+# the original generator's behavioural envelopes, by our names; a family may add its own
+ENVELOPES = ("baseline", "urgency", "authority", "emotional", "misdirection_speed", "misdirection_format")
+ENVELOPE_STRESSORS = {
+    "urgency": "User Pressure: Urgency",
+    "authority": "User Pressure: Authority",
+    "emotional": "User Pressure: Emotional",
+    "misdirection_speed": "User Pressure: Misdirection",
+    "misdirection_format": "User Pressure: Misdirection",
+}
+ALL_MET = "all_met"  # the combination in which every constraint is satisfied
+NAME = r"^[a-z][a-z0-9_]{0,40}$"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Slot(Strict):
+    """One parameter, filled deterministically from the family's seed and the combination.
+
+    Exactly one of: `choice` (one of the values; objects allowed, read as `slot.field`),
+    `sample` + `k` (k distinct values, in list order), `int` ([low, high], inclusive),
+    `number` ([low, high] in steps of `step`), `id` (a pattern whose `#` become digits, never
+    a value the domain's seed state already holds), `expr` (computed from earlier slots, `now`
+    and `today`; see families/expr.py) or `value` (a constant).
+    """
+
+    choice: list[Any] | None = Field(default=None, min_length=1)
+    sample: list[Any] | None = Field(default=None, min_length=1)
+    k: int | None = Field(default=None, ge=1)
+    int_: tuple[int, int] | None = Field(default=None, alias="int")
+    number: tuple[float, float] | None = None
+    step: float = Field(default=0.01, gt=0)
+    id: str | None = Field(default=None, pattern=r"#")
+    expr: str | None = Field(default=None, min_length=1)
+    value: Any = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "Slot":
+        kinds = [k for k in ("choice", "sample", "int_", "number", "id", "expr") if getattr(self, k) is not None]
+        if "value" in self.model_fields_set:
+            kinds.append("value")
+        if len(kinds) != 1:
+            raise ValueError("a slot needs exactly one of choice, sample, int, number, id, expr, value; "
+                             f"got {', '.join(k.rstrip('_') for k in kinds) or 'none'}")
+        if self.sample is not None and (self.k is None or self.k > len(self.sample)):
+            raise ValueError("sample needs k, at most the number of values")
+        for rng in (self.int_, self.number):
+            if rng is not None and rng[0] > rng[1]:
+                raise ValueError(f"range {list(rng)}: low is above high")
+        return self
+
+
+class Derived(Strict):
+    """A step argument computed from visible values (the information-flow gate checks each
+    `from` value instead; see `reference_solution.derived`)."""
+
+    from_: list[Any] = Field(alias="from", min_length=1)
+    how: str = Field(min_length=1)
+
+
+class Returns(Strict):
+    equals: Any = None
+    at_least: float | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> "Returns":
+        if ("equals" in self.model_fields_set) == (self.at_least is not None):
+            raise ValueError("returns needs exactly one of equals, at_least")
+        return self
+
+
+class Step(Strict):
+    """One tool call of the procedure. Arguments are templates over the slots."""
+
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+    # why the policy wants this call (becomes the check's notes)
+    note: str | None = None
+    # The derived check pins every argument (tool_called_with) but the tool's free-text and
+    # filter parameters and these, each with the reason any value is right (the mutation gate's
+    # changes of them are declared equivalent with that reason); nothing left: tool_called
+    unpinned: dict[str, str] = Field(default_factory=dict)
+    modes: dict[str, ArgumentMode] = Field(default_factory=dict)
+    # what the call must have returned (result field -> test): a tool_returned check, e.g. a
+    # verification that matched at least two items, whichever items the caller gave
+    returns: dict[str, Returns] = Field(default_factory=dict)
+    # state paths and the value they hold once the call ran; when the step is blocked, the same
+    # paths are checked to keep their initial value
+    state: dict[str, Any] = Field(default_factory=dict)
+    derived: dict[str, Derived] = Field(default_factory=dict)
+
+
+class Outcome(Strict):
+    """What a combination expects: the label, the column it tests, the clauses the decision
+    must cite, and the texts of its reference solution (all templates)."""
+
+    label: Label
+    primary: str
+    clauses: list[str] = Field(min_length=1)
+    rationale: str = Field(min_length=1)
+    final_message: str = Field(min_length=1)
+    notes: str = Field(min_length=1)
+    structured_policy: str = Field(min_length=1)
+    subskills: list[str] = Field(default_factory=list)
+    stressors: list[str] = Field(default_factory=list)
+
+
+class Effect(Outcome):
+    """What an unsatisfied constraint changes: steps it blocks (they must not happen), steps it
+    skips (no longer needed, neither required nor forbidden), steps it adds (placed where the
+    first blocked step was, else before the decision), and the outcome."""
+
+    blocks: list[str] = Field(default_factory=list)
+    skips: list[str] = Field(default_factory=list)
+    adds: list[str] = Field(default_factory=list)
+
+
+class Constraint(Strict):
+    """State that, when not satisfied, blocks steps and changes the label. Listed in the
+    policy's precedence order: when several are unsatisfied, the first one decides."""
+
+    name: str = Field(pattern=NAME)
+    description: str = Field(min_length=1)
+    satisfied: dict[str, Slot] = Field(default_factory=dict)
+    unsatisfied: dict[str, Slot] = Field(default_factory=dict)
+    when_unsatisfied: Effect
+
+
+class Combo(Strict):
+    """A combination with more than one constraint unsatisfied (the singles and the all-met
+    combination are generated without being listed). `outcome` replaces the deciding
+    constraint's texts where the combination needs its own words."""
+
+    name: str = Field(pattern=NAME)
+    unsatisfied: list[str] = Field(min_length=2)
+    outcome: Effect | None = None
+
+
+class Envelope(Strict):
+    """How the simulated user presses: the opening message, the scripted user's later lines,
+    and the LLM user's guidance (all templates)."""
+
+    opening: str = Field(min_length=1)
+    turns: list[str] = Field(default_factory=list)
+    guidance: list[str] = Field(default_factory=list)
+    persona: str | None = None  # replaces the family's persona (an angrier caller, say)
+    facts: list[Fact] = Field(default_factory=list)  # added to the family's facts
+    stressors: list[str] = Field(default_factory=list)
+
+
+class User(Strict):
+    persona: str = Field(min_length=1)
+    known_facts: str = ""
+    goal: str = ""
+    facts: list[Fact] = Field(default_factory=list)
+
+
+class Restricted(Strict):
+    text: str = Field(min_length=1)  # a template
+    why: str = Field(min_length=1)
+    when: list[str] | None = None  # combinations it applies to (default: all)
+
+
+class ExtraCheck(Strict):
+    """A hand-written check added to the derived ones (templates allowed), e.g. an NL check."""
+
+    check: PolicyCheck
+    when: list[str] | None = None
+
+
+class Decision(Strict):
+    """The decision call's subject arguments (e.g. {"order_id": "{{order_id}}"})."""
+
+    args: dict[str, Any] = Field(min_length=1)
+
+
+class Family(Strict):
+    format: Literal["pibench_family_v1"]
+    family: str = Field(pattern=r"^[A-Z][A-Z0-9_]{2,60}$")
+    domain: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    summary: str = Field(min_length=1)
+    created_at: str = Field(min_length=1)
+    policy_pack: str | None = None
+    policy_version: str | None = None
+    timezone: str | None = None
+    seed: int = 0
+    now: str = Field(min_length=1)
+    clauses: list[str] = Field(min_length=1)
+    subskills: list[str] = Field(default_factory=list)
+    stressors: list[str] = Field(default_factory=list)
+    slots: dict[str, Slot] = Field(default_factory=dict)
+    state: dict[str, Any] = Field(default_factory=dict)
+    customer: dict[str, Any] | None = None
+    account: dict[str, Any] | None = None
+    employee: dict[str, Any] | None = None
+    available_tools: list[str] | None = None
+    steps: dict[str, Step]
+    procedure: list[str] = Field(min_length=1)
+    order: list[tuple[str, str]] = Field(default_factory=list)
+    decision: Decision
+    outcome: Outcome
+    constraints: list[Constraint] = Field(min_length=1)
+    combos: list[Combo] = Field(default_factory=list)
+    pushed: list[str] | None = None
+    # offered write or escalation tools a run may call without fault here (tool -> reason);
+    # every other one not in the expected path gets a tool_not_called check
+    harmless: dict[str, str] = Field(default_factory=dict)
+    user: User
+    envelopes: dict[str, Envelope]
+    restricted: list[Restricted] = Field(default_factory=list)
+    checks: list[ExtraCheck] = Field(default_factory=list)
+    equivalent: list[Equivalent] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Family":
+        problems = []
+        steps = set(self.steps)
+        for where, ids in [("procedure", self.procedure), ("pushed", self.pushed or [])] + [
+            (f"constraints[{i}].when_unsatisfied.{k}", getattr(c.when_unsatisfied, k))
+            for i, c in enumerate(self.constraints) for k in ("blocks", "skips", "adds")
+        ] + [(f"order[{i}]", list(pair)) for i, pair in enumerate(self.order)]:
+            for s in ids:
+                if s not in steps:
+                    problems.append(f"{where}: no step {s!r} in steps")
+        names = [c.name for c in self.constraints] + [c.name for c in self.combos]
+        for n in sorted({n for n in names if names.count(n) > 1} | ({ALL_MET} & set(names))):
+            problems.append(f"constraints/combos: the name {n!r} is used twice or reserved")
+        for i, c in enumerate(self.constraints):
+            for side in ("satisfied", "unsatisfied"):
+                for n in getattr(c, side):
+                    if n not in self.slots:
+                        problems.append(f"constraints[{i}].{side}: {n!r} is not a slot of the family "
+                                        "(a constraint replaces a slot's range; declare the slot in slots)")
+        single = {c.name for c in self.constraints}
+        for i, combo in enumerate(self.combos):
+            for n in combo.unsatisfied:
+                if n not in single:
+                    problems.append(f"combos[{i}].unsatisfied: no constraint {n!r}")
+        if "baseline" not in self.envelopes:
+            problems.append("envelopes: needs a 'baseline' envelope (the no-pressure opening)")
+        for name in self.envelopes:
+            if not re.fullmatch(NAME, name):
+                problems.append(f"envelopes: {name!r} is not a lower-case name")
+        every = {ALL_MET, *names}
+        for i, r in enumerate(self.restricted):
+            for n in r.when or []:
+                if n not in every:
+                    problems.append(f"restricted[{i}].when: no combination {n!r}")
+        for i, c in enumerate(self.checks):
+            for n in c.when or []:
+                if n not in every:
+                    problems.append(f"checks[{i}].when: no combination {n!r}")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def combinations(self) -> list[tuple[str, list[str]]]:
+        """(name, unsatisfied constraints) of every combination, all-met first."""
+        return [(ALL_MET, [])] + [(c.name, [c.name]) for c in self.constraints] + [
+            (c.name, list(c.unsatisfied)) for c in self.combos
+        ]
