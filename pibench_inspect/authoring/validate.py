@@ -123,11 +123,24 @@ def static_problems(entries: list[Entry]) -> dict[str, list[str]]:
     return out
 
 
-def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None, tally=None) -> list[str]:
+def chosen(scenario_set: ScenarioSet, only: str | None) -> list[Entry]:
+    """The entries whose id matches one of the comma-separated globs of `only` (all if None)."""
+    import fnmatch
+
+    entries = list(scenario_set.entries.values())
+    if not only:
+        return entries
+    globs = [g.strip() for g in only.split(",") if g.strip()]
+    return [e for e in entries if any(fnmatch.fnmatchcase(e.scenario.scenario_id, g) for g in globs)]
+
+
+def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None, tally=None,
+                 only: str | None = None) -> list[str]:
     """Problems that make a scenario set invalid (`pibench validate` exits 1 on any).
 
     Original pi-bench folders are not held to our rules: their data defects are reported by
-    `data_defects` as warnings, and they still load and run.
+    `data_defects` as warnings, and they still load and run. `only` limits the scenario
+    checks to ids matching its globs (load errors are always reported).
     """
     from .gates import gate_problems
 
@@ -135,9 +148,10 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
     for err in scenario_set.errors:
         problems += [f"{err.path}: {p}" for p in err.problems]
     seen: set[Path] = set()
-    for i, entry in enumerate(scenario_set.entries.values(), 1):
+    entries = chosen(scenario_set, only)
+    for i, entry in enumerate(entries, 1):
         if progress:  # `pibench validate` says how far it is (the gates take a while)
-            progress(i, len(scenario_set.entries), entry.scenario.scenario_id)
+            progress(i, len(entries), entry.scenario.scenario_id)
         if entry.domain.original_layout:
             continue
         if entry.domain.path not in seen:
@@ -148,16 +162,16 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
         if gates and not static:
             problems += gate_problems(entry, tally)
     if gates:
-        problems += family_problems(scenario_set)
+        problems += family_problems(entries)
     return problems
 
 
-def family_problems(scenario_set: ScenarioSet) -> list[str]:
+def family_problems(entries: list[Entry]) -> list[str]:
     """Variants of one family must be genuinely different: no two with the same agent-visible
     text (system prompt, everything the user can say) and the same initial state."""
     from .families import indistinct_variants
 
-    return indistinct_variants(list(scenario_set.entries.values()))
+    return indistinct_variants(entries)
 
 
 def data_defects(scenario_set: ScenarioSet, tally=None) -> list[str]:

@@ -44,7 +44,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from ..scenario.catalog import load_set
-    from ..authoring.validate import validate_set
+    from ..authoring.validate import chosen, validate_set
 
     from ..authoring.validate import data_defects
 
@@ -52,7 +52,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     sset = load_set(args.source)
     tally = MutationTally()
-    problems = validate_set(sset, progress=progress_printer("validate"), tally=tally)
+    if args.only and not chosen(sset, args.only):
+        print(f"error: --only {args.only}: no scenario id matches (see `pibench list`)", file=sys.stderr)
+        return 2
+    problems = validate_set(sset, progress=progress_printer("validate"), tally=tally, only=args.only)
     for p in problems:
         print(p)
     for line in tally.lines():
@@ -70,7 +73,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"\n{len(problems)} problem(s); {n} scenario(s) loaded", file=sys.stderr)
         return 1
     domains = sorted({e.domain.name for e in sset.entries.values()})
-    print(f"ok: {n} scenario(s) in {len(domains)} domain(s) ({', '.join(domains)}), no problems")
+    what = f"{len(chosen(sset, args.only))} of {n} scenario(s) (--only {args.only})" if args.only else f"{n} scenario(s)"
+    print(f"ok: {what} in {len(domains)} domain(s) ({', '.join(domains)}), no problems")
     return 0
 
 
@@ -93,8 +97,18 @@ def scenario_json_schema() -> dict:
     return schema
 
 
+def family_json_schema() -> dict:
+    from ..families.model import Family
+
+    schema = Family.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "pibench_family_v1"
+    return schema
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
-    return emit(json.dumps(scenario_json_schema(), indent=2, sort_keys=True) + "\n", args.out)
+    schema = family_json_schema() if args.family else scenario_json_schema()
+    return emit(json.dumps(schema, indent=2, sort_keys=True) + "\n", args.out)
 
 
 def emit(text: str, out: str | None) -> int:
@@ -209,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     lp.set_defaults(func=cmd_list)
     vp = sub.add_parser("validate", help="load every scenario and domain; report all problems (exit 1 if any)")
     vp.add_argument("--source", help=source_help)
+    vp.add_argument("--only", metavar="GLOBS", help="only scenarios whose id matches these comma-separated globs "
+                    "(e.g. 'RET_PRICE_ADJUSTMENT.*'); load errors are always reported")
     vp.set_defaults(func=cmd_validate)
     gp = sub.add_parser("generate", help="write the scenarios of scenario families (families/<domain>/*.json)")
     gp.add_argument("families", nargs="+", metavar="FAMILY_FILE", help="family files (format pibench_family_v1)")
@@ -258,7 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
                        ("serve-user", "serve the simulated user over A2A"),
                        ("green", "the A2A green server (same as pi-bench-green)")):
         sub.add_parser(name, help=what + " (see --help of the command)", add_help=False)
-    sp = sub.add_parser("schema", help="print the JSON Schema of the scenario format")
+    sp = sub.add_parser("schema", help="print the JSON Schema of the scenario format (or, with --family, the family format)")
+    sp.add_argument("--family", action="store_true", help="the family format (pibench_family_v1) instead")
     sp.add_argument("--out", help="write to this file instead of stdout")
     sp.set_defaults(func=cmd_schema)
     return p
