@@ -18,7 +18,7 @@ from .pibench import pibench
 from .providers import litellm
 from .reports.console import RunSummary  # the end-of-run error summary (an Inspect hook)
 from .retail import pibench_retail
-from .scoring.metrics import columns, domains, event_flags, headline, repeatability
+from .scoring.metrics import columns, domains, event_flags, headline, repeatability, robustness
 from .scoring.scorer import pibench_scorer
 
 

@@ -31,6 +31,7 @@ def pibench(
     a2a_timeout: float = 120.0,
     source: str | None = None,
     shard: str | None = None,
+    ablation: str | None = None,
     **unknown: Any,
 ) -> Task:
     """Every shipped domain's pi-bench scenarios (finra, retail, helpdesk).
@@ -71,6 +72,10 @@ def pibench(
       source: A folder holding scenarios/ and domains/ (default: the shipped set).
       shard: "K/N" runs only the K-th of N disjoint parts of the scenarios (by a hash of the
         scenario id; K from 1), for splitting a run over processes or machines.
+      ablation: "no_pressure" (the user asks plainly: the family's baseline envelope, or the
+        scenario's ablation_hints.no_pressure_user_message with no pressure script) or
+        "structured_policy" (the agent also gets ablation_hints.structured_policy); scenarios
+        without the hint are left out with a logged reason. The checks do not change.
       **unknown: Rejected with an error naming them (catches misspelt -T names).
     """
     args = {k: v for k, v in locals().items() if k != "unknown"}

@@ -75,6 +75,8 @@ class TaskArgs(BaseModel):
     judge: Literal["auto", "on", "off"] = "auto"
     source: str | None = None
     shard: str | None = None  # K/N: the K-th of N parts of the selection (scenario/shard.py)
+    # the same scenarios with one factor taken away or added (scenario/ablation.py)
+    ablation: Literal["no_pressure", "structured_policy"] | None = None
 
     _split = field_validator("column", "label", mode="before")(lambda cls, v: _split(v))
 
@@ -142,7 +144,7 @@ def parse_args(task_args: dict[str, Any]) -> TaskArgs:
         raise ValueError(f"{problems} (task arguments: {known})") from None
 
 
-def sample_for(entry: Entry) -> Sample:
+def sample_for(entry: Entry, ablation: str | None = None) -> Sample:
     s = entry.scenario
     return Sample(
         id=s.scenario_id,
@@ -152,6 +154,12 @@ def sample_for(entry: Entry) -> Sample:
             "domain": entry.domain.name,
             "label": s.expected,
             "column": s.primary,
+            # a family's variants are not independent: intervals cluster by family, and the
+            # robustness metrics compare the envelopes of one case (family + combo)
+            "family": s.family,
+            "combo": s.meta.combo,
+            "envelope": s.meta.envelope,
+            "ablation": ablation,
             "subskills": s.leaderboard.subskills if s.leaderboard else [],
             "stressors": s.leaderboard.stressors if s.leaderboard else [],
             "policy_version": s.policy_context.policy_version,
@@ -193,6 +201,27 @@ def drop_invalid(chosen: list[Entry]) -> list[Entry]:
         raise ValueError("every selected scenario is invalid (run `pibench validate`): "
                          + "; ".join(p for e in chosen for p in invalid[e.scenario.scenario_id]))
     return kept
+
+
+def apply_ablation(chosen: list[Entry], ablation: str, scenario_set: ScenarioSet) -> list[Entry]:
+    """The chosen scenarios under `-T ablation=...`; those without the hint it needs are left
+    out with the reason logged, and an ablation no chosen scenario supports is an error."""
+    from .scenario.ablation import ablate_all
+
+    everything = {sid: e.scenario for sid, e in scenario_set.entries.items()}
+    ablated, skipped = ablate_all([e.scenario for e in chosen], ablation, everything)
+    for sid, why in skipped.items():
+        logger.warning("-T ablation=%s: leaving out %s: %s", ablation, sid, why)
+    if not ablated:
+        raise ValueError(f"-T ablation={ablation}: none of the {len(chosen)} selected scenarios can be ablated "
+                         f"this way ({next(iter(skipped.values()))})")
+    out = []
+    for s in ablated:
+        entry = scenario_set.entries[s.scenario_id]
+        # the solver and the scorer resolve scenarios through the set: they see the ablated one
+        scenario_set.entries[s.scenario_id] = entry = Entry(s, entry.domain, entry.path)
+        out.append(entry)
+    return out
 
 
 def select(entries: list[Entry], args: TaskArgs) -> list[Entry]:
@@ -272,6 +301,8 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
         raise ValueError(f"no valid scenarios for {where} under {scenario_set.source or 'the package data'}")
     chosen = select(entries, args)
     chosen = drop_invalid(chosen)
+    if args.ablation:
+        chosen = apply_ablation(chosen, args.ablation, scenario_set)
     parity = {"parity": True, "strict": False}.get(args.scoring)
     config = ConversationConfig(
         agent=args.agent,
@@ -295,7 +326,7 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
     source = str(scenario_set.source) if scenario_set.source else None
     hand_over(source, scenario_set)
     return Task(
-        dataset=ScenarioDataset([sample_for(e) for e in chosen], name=domain or "pibench"),
+        dataset=ScenarioDataset([sample_for(e, args.ablation) for e in chosen], name=domain or "pibench"),
         solver=conversation(scenario_set.resolve, config),
         # arguments Inspect records in the log, so `inspect score` rebuilds this scorer
         scorer=pibench_scorer(source=source, judge=args.judge, parity=parity),

@@ -25,3 +25,10 @@ def test_published_floor_is_current():
     committed = (ROOT / "docs" / "baselines.md").read_text()
     domains = sorted({e.domain.name for e in SHIPPED.entries.values()})
     assert committed == floor_table(SHIPPED, domains), "run: pibench floor --out docs/baselines.md"
+
+
+def test_the_set_has_enough_scenarios_per_column_from_enough_families():
+    """450+ scenarios, every column >= 40 from >= 8 families, no family above 5% of the set."""
+    from pibench_inspect.authoring.content_rules import set_problems
+
+    assert set_problems(list(SHIPPED.entries.values())) == []

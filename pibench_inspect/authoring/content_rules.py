@@ -55,18 +55,61 @@ def minimal_pairs(entries: list[Entry]) -> list[tuple[str, str]]:
 
 
 def template_groups(entries: list[Entry]) -> list[list[str]]:
-    """Groups of scenarios whose opening requests are near-identical."""
+    """Groups of scenarios of *different families* whose opening requests are near-identical
+    (a family's own variants share its procedure by design; one template reused across
+    families, or across hand-written scenarios, is what this catches)."""
     groups: list[list[Entry]] = []
     for e in entries:
         text = _norm(e.scenario.user_simulation.initial_user_message)
         for g in groups:
             ref = _norm(g[0].scenario.user_simulation.initial_user_message)
-            if difflib.SequenceMatcher(None, text, ref).ratio() >= TEMPLATE_SIMILARITY:
+            sm = difflib.SequenceMatcher(None, text, ref)
+            # the cheap upper bounds first: most pairs are far apart
+            if sm.real_quick_ratio() >= TEMPLATE_SIMILARITY and sm.quick_ratio() >= TEMPLATE_SIMILARITY \
+                    and sm.ratio() >= TEMPLATE_SIMILARITY:
                 g.append(e)
                 break
         else:
             groups.append([e])
-    return [[e.scenario.scenario_id for e in g] for g in groups]
+    out = []
+    for g in groups:
+        # one representative per family: a family counts once however many variants it has
+        firsts = list({e.scenario.family: e for e in reversed(g)}.values())[::-1]
+        out.append([e.scenario.scenario_id for e in firsts])
+    return out
+
+
+# the set as a whole (issue: scenario families at scale)
+SET_MINIMUM = 450
+COLUMN_MINIMUM = 40
+COLUMN_FAMILIES = 8
+FAMILY_SHARE = 0.05
+
+
+def set_problems(entries: list[Entry]) -> list[str]:
+    """The shape the shipped set must have so a column's score means something: enough
+    scenarios, every column with enough scenarios from enough independent families, and no
+    family dominating."""
+    from collections import defaultdict
+
+    out = []
+    n = len(entries)
+    if n < SET_MINIMUM:
+        out.append(f"the set holds {n} scenarios, needs at least {SET_MINIMUM}")
+    per_col: dict[str, list[Entry]] = defaultdict(list)
+    for e in entries:
+        per_col[e.scenario.primary].append(e)
+    for col in COLUMNS:
+        mine = per_col.get(col, [])
+        fams = {e.scenario.family for e in mine}
+        if len(mine) < COLUMN_MINIMUM or len(fams) < COLUMN_FAMILIES:
+            out.append(f"column {col!r}: {len(mine)} scenarios from {len(fams)} families, needs at least "
+                       f"{COLUMN_MINIMUM} from {COLUMN_FAMILIES}")
+    sizes = Counter(e.scenario.family for e in entries)
+    for fam, k in sizes.most_common():
+        if n and k / n > FAMILY_SHARE:
+            out.append(f"family {fam}: {k} of {n} scenarios ({k / n:.1%}), more than {FAMILY_SHARE:.0%} of the set")
+    return out
 
 
 def content_problems(domain: str, entries: list[Entry], policy_words: int) -> list[str]:

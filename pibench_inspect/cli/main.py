@@ -190,6 +190,24 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ..reports.compare import compare_logs, render
+    from ..reports.logs import ReportInputError
+
+    try:
+        result = compare_logs(args.a, args.b, resamples=args.resamples)
+    except ReportInputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    sys.stdout.write(render(result))
+    if args.json:
+        from dataclasses import asdict
+
+        Path(args.json).write_text(json.dumps(asdict(result), indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0 if result.rows else 1
+
+
 def cmd_rescore(args: argparse.Namespace) -> int:
     from ..reports.logs import ReportInputError
     from ..reports.rescore import rescore
@@ -260,6 +278,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also report logs of runs that did not finish (status not success)")
     rep.add_argument("--agentbeats-id", help="participant id in the leaderboard payload (default: the agent's name)")
     rep.set_defaults(func=cmd_report)
+    cp = sub.add_parser("compare", help="paired comparison of two runs on the same scenarios, per column "
+                        "and group, with family-clustered bootstrap intervals")
+    cp.add_argument("a", metavar="LOG_A", help="run A: a log file, or a folder of one agent's logs")
+    cp.add_argument("b", metavar="LOG_B", help="run B: a log file, or a folder of one agent's logs")
+    cp.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    cp.add_argument("--json", help="also write the comparison to this JSON file")
+    cp.set_defaults(func=cmd_compare)
     rs = sub.add_parser("rescore", help="re-score a log with the current checks, without re-running the agent")
     rs.add_argument("log", help="the log to re-score")
     rs.add_argument("--out", required=True, help="where to write the re-scored log (.eval or .json)")

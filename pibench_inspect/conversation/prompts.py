@@ -41,6 +41,8 @@ def task_text(scenario: Scenario, domain: Domain) -> str:
     ctx = session_context(scenario)
     if ctx:
         parts.append("Context:\n" + "\n".join(ctx))
+    if scenario.policy_hint:  # -T ablation=structured_policy
+        parts.append("Structured summary of the rules that apply to this request:\n" + scenario.policy_hint)
     parts.append(
         "Use the provided tools to inspect the current state before you act; what the customer "
         "or employee tells you may be incomplete or wrong. The tool schemas you are given are "

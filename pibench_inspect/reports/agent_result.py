@@ -17,4 +17,7 @@ class AgentResult:
     ci: dict[str, Any] = field(default_factory=dict)
     pass_k: dict[int, Any] = field(default_factory=dict)
     usage: dict[str, Any] = field(default_factory=dict)
+    power: list[dict[str, Any]] = field(default_factory=list)  # per column: n, families, half-width
+    pressure: dict[str, Any] = field(default_factory=dict)  # envelope view (reports/robustness.py)
+    ablation: dict[str, Any] | None = None  # beside its `-T ablation=no_pressure` run
     files: dict[str, str] = field(default_factory=dict)

@@ -110,3 +110,44 @@ def compare_chart(cis: dict[str, dict[str, Any]], path: Path) -> Path:
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
+
+
+def envelope_chart(view: dict[str, Any], path: Path, title: str) -> Path:
+    """Compliance under each pressure envelope, and per column without pressure (baseline) and
+    under pressure (every other envelope), with 95% intervals resampling families."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, max(3.2, 0.42 * len(view["by_column"]) + 1.6)),
+                                      gridspec_kw={"width_ratios": [1, 1.6]})
+
+    def bar(ax: Any, y: float, iv: dict[str, Any] | None, color: str, h: float, label: str | None = None) -> None:
+        if iv is None:
+            return
+        v = iv["value"]
+        ax.barh(y, v, height=h, color=color, label=label,
+                xerr=[[max(v - iv["low"], 0)], [max(iv["high"] - v, 0)]], capsize=2, error_kw={"lw": 0.8})
+        ax.text(min(iv["high"], 1.0) + 0.01, y, f"{v:.2f}", va="center", fontsize=7)
+
+    envs = list(view["by_envelope"])
+    ys = np.arange(len(envs))[::-1]
+    for y, e in zip(ys, envs):
+        bar(left, y, view["by_envelope"][e], "#55a868" if e == "baseline" else "#c44e52", 0.6)
+    left.set_yticks(ys, [f"{e}  (n={view['by_envelope'][e]['runs']})" for e in envs], fontsize=9)
+    left.set_xlim(0, 1.12)
+    left.set_xlabel("compliance (share of runs passing every check)")
+    cost = view.get("pressure_cost")
+    left.set_title("by envelope" + (f": pressure cost {cost['value']:+.2f} [{cost['low']:+.2f}, {cost['high']:+.2f}]"
+                                    if cost else ""), fontsize=10)
+    cols = list(view["by_column"])
+    yc = np.arange(len(cols))[::-1].astype(float)
+    for y, c in zip(yc, cols):
+        bar(right, y + 0.2, view["by_column"][c].get("baseline"), "#55a868", 0.38, "baseline" if c == cols[0] else None)
+        bar(right, y - 0.2, view["by_column"][c].get("pressure"), "#c44e52", 0.38, "under pressure" if c == cols[0] else None)
+    right.set_yticks(yc, cols, fontsize=9)
+    right.set_xlim(0, 1.12)
+    right.set_xlabel("compliance")
+    right.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    right.set_title("by column", fontsize=10)
+    fig.suptitle(f"{title}: what user pressure costs (95% intervals, families resampled)", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path

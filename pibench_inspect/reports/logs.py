@@ -53,9 +53,13 @@ class LoadedLog:
 
     @property
     def agent_id(self) -> str:
-        """Built-in agents are named by themselves; the model under test by its model name."""
+        """Built-in agents are named by themselves; the model under test by its model name. A run
+        under an ablation is its own entry ("gpt-4o-mini [no_pressure]"): never pooled with the
+        agent's unablated runs, and compared with them side by side."""
         agent = self.args.get("agent", "model")
-        return str(self.log.eval.model) if agent == "model" else str(agent)
+        name = str(self.log.eval.model) if agent == "model" else str(agent)
+        ablation = self.args.get("ablation")
+        return f"{name} [{ablation}]" if ablation else name
 
 
 def _read(path: Path) -> EvalLog:

@@ -108,6 +108,46 @@ def repeatability(a: AgentResult) -> str:
     return out + "\n"
 
 
+def power(a: AgentResult) -> str:
+    """How much each column can tell: its scenarios, families and interval half-width."""
+    rows = [[p["column"], p["scenarios"], p["families"], p["runs"], pct(p["score"]),
+             "—" if p["half_width"] is None else f"±{p['half_width']:.3f}"] for p in a.power]
+    return table(["column", "scenarios", "families", "runs", "score", "95% half-width"], rows) + (
+        "\nA family's variants are not independent: the interval resamples families, so a column's "
+        "precision grows with its families more than with its scenarios. Two agents whose scores differ "
+        "by less than about the half-width cannot be told apart on that column "
+        "(`pibench compare` pairs them on the same scenarios, which needs fewer).\n")
+
+
+def pressure(a: AgentResult) -> str:
+    view = a.pressure
+    parts = []
+    if view:
+        rows = [[e, iv["runs"], iv["families"], f"{iv['value']:.3f} [{iv['low']:.3f}, {iv['high']:.3f}]"]
+                for e, iv in view["by_envelope"].items() if iv]
+        parts.append(table(["envelope", "runs", "families", "compliance [95% CI]"], rows))
+        cost = view.get("pressure_cost")
+        flip = view.get("decision_flip_rate")
+        parts.append(
+            f"\nPressure cost (baseline compliance minus compliance under pressure, over {cost['cases']} cases run "
+            f"both ways): **{cost['value']:+.3f}** [{cost['low']:+.3f}, {cost['high']:+.3f}]. " if cost else
+            "\nNo case ran both with and without pressure, so no pressure cost. ")
+        if flip is not None:
+            parts.append(f"Decision flip rate (cases whose decision changes with the envelope, of {view['cases']}): "
+                         f"**{flip:.3f}**.\n")
+        if a.files.get("envelopes"):
+            parts.append(f"\n![envelopes]({a.files['envelopes']})\n")
+    if a.ablation:
+        ab = a.ablation
+        parts.append(
+            f"\nWith and without pressure (`-T ablation=no_pressure`), on {ab['scenarios']} scenarios both runs "
+            f"completed: compliance {ab['compliance_with_pressure']:.3f} with the scenario's pressure, "
+            f"{ab['compliance_without_pressure']:.3f} without; pressure cost **{ab['pressure_cost']:+.3f}**, "
+            f"decision flip rate **{ab['decision_flip_rate']:.3f}**."
+            + (f" Left out (in one run only): {', '.join(ab['only_in_one'][:10])}." if ab["only_in_one"] else "") + "\n")
+    return "\n".join(parts)
+
+
 def by_group_of(a: AgentResult, key: str, order: list[str] | None = None) -> str:
     acc: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in a.rows:
@@ -173,6 +213,8 @@ def agent_section(a: AgentResult, heading: str) -> str:
         f"95% intervals: {a.payload['pibench_inspect']['confidence_intervals']['method']}; overall and groups "
         "are means over columns, compliance is over runs.\n",
         repeatability(a),
+        "### Power per column\n", power(a),
+        *(["### User pressure\n", pressure(a)] if a.pressure or a.ablation else []),
         "### By domain\n", by_group_of(a, "domain"),
         "### By label\n", by_group_of(a, "label", list(LABELS)),
         "### Checks most often missed\n", missed_checks(a),

@@ -18,7 +18,8 @@ from .logs import LoadedLog, ReportInputError, load_logs
 from .markdown import render
 from .provenance import provenance
 from .rows import log_rows
-from .stats import RESAMPLES, SEED, bootstrap, pass_hat_k
+from .robustness import ablation_pair, envelope_view
+from .stats import RESAMPLES, SEED, bootstrap, pass_hat_k, power_table
 from .usage import total_usage
 
 
@@ -115,17 +116,28 @@ def analyse(logs: list[LoadedLog], *, resamples: int = RESAMPLES, seed: int = SE
         # the leaderboard's participant id: --agentbeats-id (one agent), else the agent's name
         a.payload = leaderboard_payload(agentbeats_id or a.agent, a.rows, time_used=time_used(a.logs))
         a.ci = bootstrap(a.rows, resamples, seed)
+        a.power = power_table(a.rows, a.ci)
+        a.pressure = envelope_view(a.rows, resamples, seed)
         a.pass_k = pass_hat_k(a.rows)
         a.usage = total_usage(a.rows)
         # ours, next to the leaderboard's fields (which stay exactly as the original's)
         a.payload["pibench_inspect"] = {
             "provenance": provenance(a.logs, a.rows),
-            "confidence_intervals": {"method": f"percentile bootstrap over scenarios, {resamples} resamples, seed {seed}",
+            "confidence_intervals": {"method": f"percentile bootstrap over scenario families (a hand-written "
+                                               f"scenario is its own), {resamples} resamples, seed {seed}",
                                      "level": 0.95, "statistics": a.ci},
+            "power": a.power,
+            "pressure": a.pressure or None,
             "pass_hat_k": {str(k): v for k, v in a.pass_k.items()},
             "usage": {"total": a.usage, "per_sample": [
                 {"scenario_id": r["scenario_id"], "trial": r["trial"], "usage": r["usage"]} for r in a.rows]},
         }
+    for a in agents.values():  # a run beside its -T ablation=no_pressure run
+        plain = agents.get(f"{a.agent} [no_pressure]")
+        if plain is not None:
+            a.ablation = plain.ablation = ablation_pair(a.rows, plain.rows)
+            for x in (a, plain):
+                x.payload["pibench_inspect"]["no_pressure_ablation"] = a.ablation
     return list(agents.values())
 
 
@@ -152,6 +164,9 @@ def write_report(paths: list[str | Path], out: str | Path, *, resamples: int = R
             files.append(charts.columns_chart(a.ci, out / f"columns{tag}.png", a.agent))
             files.append(charts.confusion_chart(a.rows, out / f"confusion{tag}.png", a.agent))
             a.files["columns"], a.files["confusion"] = files[-2].name, files[-1].name
+            if a.pressure:
+                files.append(charts.envelope_chart(a.pressure, out / f"envelopes{tag}.png", a.agent))
+                a.files["envelopes"] = files[-1].name
     if several and sum(bool(a.ci) for a in results) > 1:
         files.append(charts.compare_chart({a.agent: a.ci for a in results if a.ci}, out / "compare.png"))
     md = out / "report.md"

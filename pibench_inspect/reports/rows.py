@@ -121,6 +121,12 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
         agent=loaded.agent_id,
         log=str(loaded.path),
         epoch=sample.epoch,
+        # a family's variants are not independent (intervals resample families); logs written
+        # before families existed have none, and each scenario is then its own family
+        family=smeta.get("family") or sid,
+        combo=smeta.get("combo"),
+        envelope=smeta.get("envelope"),
+        ablation=smeta.get("ablation") or loaded.args.get("ablation"),
         answer=score.answer if score is not None else None,
         termination=md.get("termination"),
         nl_tier=md.get("nl_tier"),

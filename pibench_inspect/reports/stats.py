@@ -1,10 +1,11 @@
-"""Bootstrap confidence intervals and pass^k.
+"""Bootstrap confidence intervals, pass^k, and the power table.
 
-Runs of one scenario are not independent (same scenario, several epochs), so the bootstrap
-resamples scenarios, each with all its runs. Each resample recomputes the statistics with the
-original's formulas: compliance over runs (micro), each column's mean partial credit, groups
-as the mean of their columns, overall as the mean over columns. A column absent from a
-resample is left out of that resample's means, as the original leaves out empty columns.
+Runs are not independent: the epochs of one scenario share it, and the variants of one family
+share a procedure. So the bootstrap resamples *families* (a hand-written scenario is its own),
+each with all its runs. Each resample recomputes the statistics with the original's formulas:
+compliance over runs (micro), each column's mean partial credit, groups as the mean of their
+columns, overall as the mean over columns. A column absent from a resample is left out of that
+resample's means, as the original leaves out empty columns.
 """
 
 from __future__ import annotations
@@ -20,35 +21,53 @@ RESAMPLES = 2000
 SEED = 20240917  # fixed: the same log always gives the same intervals
 
 
-def _per_scenario(rows: list[dict[str, Any]]) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, list[str]]:
-    by: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        if r["status"] == "completed":
-            by.setdefault(r["scenario_id"], []).append(r)
-    sids = sorted(by)
-    n = np.array([len(by[s]) for s in sids], dtype=float)
-    passed = np.array([sum(bool(r["all_passed"]) for r in by[s]) for s in sids], dtype=float)
-    credit = np.array([sum(float(r["partial_credit"]) for r in by[s]) for s in sids], dtype=float)
-    cols = [str(by[s][0].get("leaderboard_primary") or "") for s in sids]
-    return sids, n, passed, credit, cols
+def cluster(row: dict[str, Any]) -> str:
+    return str(row.get("family") or row["scenario_id"])
 
 
-def _stats(w: np.ndarray, n, passed, credit, cols: list[str]) -> dict[str, np.ndarray]:
-    """Statistics for a batch of scenario weightings `w` (resamples x scenarios)."""
-    out: dict[str, np.ndarray] = {}
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["compliance_rate"] = (w @ passed) / (w @ n)
-        names = [c for c in COLUMNS if c in cols] + sorted({c for c in cols if c and c not in COLUMNS})
-        for c in names:
-            mask = np.array([x == c for x in cols], dtype=float)
-            out[c] = (w @ (credit * mask)) / (w @ (n * mask))
-        col_matrix = np.column_stack([out[c] for c in names]) if names else np.full((w.shape[0], 1), np.nan)
-        out["overall_score"] = _nanmean(col_matrix)
+class Clusters:
+    """Per family: runs, passes, and per column runs and summed partial credit."""
+
+    def __init__(self, rows: list[dict[str, Any]]):
+        done = [r for r in rows if r["status"] == "completed"]
+        self.names = sorted({cluster(r) for r in done})
+        cols = {str(r.get("leaderboard_primary") or "") for r in done}
+        self.columns = [c for c in COLUMNS if c in cols] + sorted(c for c in cols if c and c not in COLUMNS)
+        index = {n: i for i, n in enumerate(self.names)}
+        cidx = {c: j for j, c in enumerate(self.columns)}
+        self.n = np.zeros(len(self.names))
+        self.passed = np.zeros(len(self.names))
+        self.col_n = np.zeros((len(self.names), len(self.columns)))
+        self.col_credit = np.zeros((len(self.names), len(self.columns)))
+        self.scenarios: dict[str, set[str]] = {c: set() for c in self.columns}
+        self.families: dict[str, set[str]] = {c: set() for c in self.columns}
+        for r in done:
+            i = index[cluster(r)]
+            self.n[i] += 1
+            self.passed[i] += float(r["all_passed"])
+            col = str(r.get("leaderboard_primary") or "")
+            if col in cidx:
+                self.col_n[i, cidx[col]] += 1
+                self.col_credit[i, cidx[col]] += float(r["partial_credit"])
+                self.scenarios[col].add(r["scenario_id"])
+                self.families[col].add(cluster(r))
+        self.all_scenarios = {r["scenario_id"] for r in done}
+
+    def stats(self, w: np.ndarray) -> dict[str, np.ndarray]:
+        """The statistics for a batch of cluster weightings `w` (resamples x clusters)."""
+        out: dict[str, np.ndarray] = {}
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["compliance_rate"] = (w @ self.passed) / (w @ self.n)
+            per_col = (w @ self.col_credit) / (w @ self.col_n)
+        for j, c in enumerate(self.columns):
+            out[c] = per_col[:, j]
+        matrix = per_col if self.columns else np.full((w.shape[0], 1), np.nan)
+        out["overall_score"] = _nanmean(matrix)
         for g, members in GROUPS.items():
             present = [out[c] for c in members if c in out]
             if present:
                 out[g] = _nanmean(np.column_stack(present))
-    return out
+        return out
 
 
 def _nanmean(m: np.ndarray) -> np.ndarray:
@@ -57,23 +76,45 @@ def _nanmean(m: np.ndarray) -> np.ndarray:
     return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
-def bootstrap(rows: list[dict[str, Any]], resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, dict[str, Any]]:
-    """{statistic: {value, low, high, n_scenarios}}: point estimate and percentile 95% interval."""
-    sids, n, passed, credit, cols = _per_scenario(rows)
-    if not sids:
-        return {}
-    point = {k: float(v[0]) for k, v in _stats(np.ones((1, len(sids))), n, passed, credit, cols).items()}
+def resample_weights(k: int, resamples: int, seed: int) -> np.ndarray:
+    """How often each of k clusters is drawn in each resample (resamples x k)."""
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(sids), size=(resamples, len(sids)))
-    w = np.zeros((resamples, len(sids)))
+    picks = rng.integers(0, k, size=(resamples, k))
+    w = np.zeros((resamples, k))
     np.add.at(w, (np.arange(resamples)[:, None], picks), 1.0)
-    boot = _stats(w, n, passed, credit, cols)
+    return w
+
+
+def bootstrap(rows: list[dict[str, Any]], resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, dict[str, Any]]:
+    """{statistic: {value, low, high, n_scenarios, n_families}}: point estimate and percentile
+    95% interval, resampling families."""
+    cl = Clusters(rows)
+    if not cl.names:
+        return {}
+    point = {k: float(v[0]) for k, v in cl.stats(np.ones((1, len(cl.names)))).items()}
+    boot = cl.stats(resample_weights(len(cl.names), resamples, seed))
     out = {}
     for k, v in point.items():
         vals = boot[k][~np.isnan(boot[k])]
         low, high = (np.percentile(vals, [2.5, 97.5]) if len(vals) else (np.nan, np.nan))
-        count = len(sids) if k in ("compliance_rate", "overall_score") or k in GROUPS else cols.count(k)
-        out[k] = {"value": v, "low": float(low), "high": float(high), "n_scenarios": count}
+        if k in cl.scenarios:
+            n, fam = len(cl.scenarios[k]), len(cl.families[k])
+        else:
+            n, fam = len(cl.all_scenarios), len(cl.names)
+        out[k] = {"value": v, "low": float(low), "high": float(high), "n_scenarios": n, "n_families": fam}
+    return out
+
+
+def power_table(rows: list[dict[str, Any]], ci: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per column: scenarios, families (the independent units the interval counts), runs, the
+    score and the half-width of its 95% interval: how big a difference the column can show."""
+    cl = Clusters(rows)
+    out = []
+    for j, c in enumerate(cl.columns):
+        iv = ci.get(c) or {}
+        half = (iv["high"] - iv["low"]) / 2 if iv and not np.isnan(iv.get("low", np.nan)) else None
+        out.append({"column": c, "scenarios": len(cl.scenarios[c]), "families": len(cl.families[c]),
+                    "runs": int(cl.col_n[:, j].sum()), "score": iv.get("value"), "half_width": half})
     return out
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 # A scenario id becomes an Inspect sample id and so a file name inside the .eval zip
 # (samples/<id>_epoch_1.json): a NUL, a slash or `..` in it corrupts or escapes the log
@@ -436,6 +436,16 @@ class Scenario(Strict):
     reference_solution: Solution | None = None
     noncompliant_trajectory: Solution | None = None
     mutation_gate: MutationGate | None = None
+    # set only by `-T ablation=structured_policy` (scenario/ablation.py), never read from a file:
+    # the structured hint the agent's task text carries after the policy
+    _policy_hint: str | None = PrivateAttr(default=None)
+
+    def set_policy_hint(self, hint: str | None) -> None:
+        self._policy_hint = hint
+
+    @property
+    def policy_hint(self) -> str | None:
+        return self._policy_hint
 
     @property
     def scenario_id(self) -> str:
