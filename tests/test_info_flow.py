@@ -154,6 +154,21 @@ def test_a_fact_asked_later_and_a_trigger_inside_a_word():
         assert c.reply("Thanks.") == "Bye."
 
 
+CONSENT = {"topic": "go-ahead", "asked_by": ["shall i", "go ahead"], "answer": "Yes, please go ahead.", "repeat": True}
+
+
+def test_a_consent_question_is_answered_every_time_it_is_asked():
+    """A careful agent asks before acting on the user's behalf, maybe twice; the scripted user
+    says yes each time and its next scripted line waits (before: the line came instead)."""
+    for rebuild in (False, True):
+        c = Conversation(sim(facts=[*FACTS, CONSENT]), rebuild)
+        c.reply()
+        assert c.reply("Shall I refund the 40.00 to your Visa?") == "Yes, please go ahead."
+        assert c.reply("Done. Shall I also email you the label?") == "Yes, please go ahead."
+        assert c.reply("All set.") == "Please just do it."  # then the script resumes
+        assert c.reply("Anything else?") == "Bye."
+
+
 def test_without_a_facts_table_the_sequence_is_fixed():
     u = ScriptedUser(sim())
     texts = [asyncio.run(u.next(said("What is your order number and name?"))).text for _ in range(3)]

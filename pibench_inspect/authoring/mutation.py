@@ -308,7 +308,22 @@ def equivalence(entry: Entry, mutant_id: str) -> str | None:
     return None
 
 
+_GATES: dict[tuple[int, int], tuple[Any, GateResult]] = {}
+
+
 def run_gate(entry: Entry) -> GateResult:
+    """The scenario's mutants, played (memoized per scenario object, as the gates' plays are:
+    validate and the tests ask for the same scenarios)."""
+    key = (id(entry.scenario), id(entry.domain))
+    hit = _GATES.get(key)
+    if hit is not None and hit[0] is entry.scenario:
+        return hit[1]
+    result = _run_gate(entry)
+    _GATES[key] = (entry.scenario, result)
+    return result
+
+
+def _run_gate(entry: Entry) -> GateResult:
     if entry.scenario.reference_solution is None and not entry.domain.original_layout:
         # (an original pi-bench scenario is mutated from the plan derived from its checks)
         return GateResult(problems=["mutation gate: no reference_solution to mutate"])

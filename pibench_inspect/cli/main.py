@@ -22,13 +22,13 @@ def cmd_list(args: argparse.Namespace) -> int:
         close = difflib.get_close_matches(args.domain, present, 1, 0.5)
         raise LookupError(f"--domain {args.domain}: no such domain" + (f" (did you mean {close[0]}?)" if close else "")
                           + f"; domains: {', '.join(present)}")
-    rows = [
-        (e.scenario.scenario_id, e.domain.name, e.scenario.expected, e.scenario.primary)
-        for e in sset.entries.values()
-        if not args.domain or e.domain.name == args.domain
-    ]
+    chosen = [e for e in sset.entries.values() if not args.domain or e.domain.name == args.domain]
+    rows = [(e.scenario.scenario_id, e.domain.name, e.scenario.expected, e.scenario.primary) for e in chosen]
     if args.json:
-        print(json.dumps([dict(zip(("scenario_id", "domain", "label", "column"), r)) for r in rows], indent=2))
+        # family: the family a generated scenario belongs to (a hand-written one is its own)
+        print(json.dumps([{**dict(zip(("scenario_id", "domain", "label", "column"), r)), "family": e.scenario.family,
+                           "combo": e.scenario.meta.combo, "envelope": e.scenario.meta.envelope}
+                          for r, e in zip(rows, chosen)], indent=2))
     else:
         widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(("scenario", "domain", "label", "column"))]
         fmt = "  ".join(f"{{:<{w}}}" for w in widths)
@@ -36,7 +36,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         for r in rows:
             print(fmt.format(*r))
         counts = Counter(r[1] for r in rows)
-        print(f"\n{len(rows)} scenarios: " + ", ".join(f"{d} {n}" for d, n in sorted(counts.items())))
+        families = len({e.scenario.family for e in chosen})
+        print(f"\n{len(rows)} scenarios in {families} famil{'y' if families == 1 else 'ies'}: "
+              + ", ".join(f"{d} {n}" for d, n in sorted(counts.items())))
     if sset.errors:
         print(f"{len(sset.errors)} file(s) failed to load; run `pibench validate` for details", file=sys.stderr)
     return 0

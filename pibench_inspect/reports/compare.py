@@ -86,7 +86,7 @@ def paired(a_rows: list[dict[str, Any]], b_rows: list[dict[str, Any]], names: tu
         out.rows.append({"statistic": key, "a": float(pa[key][0]), "b": float(pb[key][0]),
                          "diff": float(pa[key][0] - pb[key][0]), "low": float(low), "high": float(high),
                          "scenarios": n, "families": fam,
-                         "distinguishable": bool(len(diff)) and fam >= MIN_FAMILIES and (low > 0 or high < 0)})
+                         "distinguishable": bool(len(diff)) and fam >= MIN_FAMILIES and bool(low > 0 or high < 0)})
     return out
 
 

@@ -122,6 +122,8 @@ def analyse(logs: list[LoadedLog], *, resamples: int = RESAMPLES, seed: int = SE
         a.usage = total_usage(a.rows)
         # ours, next to the leaderboard's fields (which stay exactly as the original's)
         a.payload["pibench_inspect"] = {
+            # -T ablation of the runs (None: the scenarios as written); their task args say it too
+            "ablation": a.logs[0].args.get("ablation"),
             "provenance": provenance(a.logs, a.rows),
             "confidence_intervals": {"method": f"percentile bootstrap over scenario families (a hand-written "
                                                f"scenario is its own), {resamples} resamples, seed {seed}",
