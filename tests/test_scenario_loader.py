@@ -82,7 +82,8 @@ def probs_contains(probs, text):
     [
         (lambda d: d["evaluation_criteria"]["policy_checks"].append({"type": "decision_equals", "equals": "DENY"}),
          "needs exactly one decision_equals"),
-        (lambda d: d["evaluation_criteria"]["policy_checks"][-1].update(equals="DENY"), "differs from label"),
+        (lambda d: next(c for c in d["evaluation_criteria"]["policy_checks"] if c["type"] == "decision_equals")
+         .update(equals="DENY"), "differs from label"),
         (lambda d: d["evaluation_criteria"]["policy_checks"].append({"type": "tool_not_called", "tool_name": "lookup_order"}),
          "both required and forbidden"),
         (lambda d: d["evaluation_criteria"]["policy_checks"].append({"type": "tool_before_tool", "first_tool": "escalate", "second_tool": "lookup_order"}),
