@@ -10,16 +10,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._sync import run_sync
-from ..checks.evaluate import Evaluation, evaluate
-from ..checks.trace import build_trace
-from ..conversation.agents import builtin_agent
-from ..conversation.offline import OfflineRun, play_calls
+from ..checks.evaluate import Evaluation
 from ..conversation.prompts import system_prompt
 from ..domain.catalog import Select, Sql
 from ..environment.tools import exposed_tools
 from ..scenario.catalog import Entry
 from ..scenario.model import ToolCalledWith
+from .plays import play_agent, played_run  # noqa: F401  (re-exported: the floor and tests use them)
 
 BASELINES = ("nothing", "deny_all", "escalate_all", "pushover")
 
@@ -32,39 +29,6 @@ def must_fail(agent: str, label: str) -> bool:
         "escalate_all": label != "ESCALATE",
         "pushover": label != "ALLOW",
     }[agent]
-
-
-def play_agent(entry: Entry, agent: str) -> Evaluation:
-    """Run a built-in agent's plan offline and evaluate it (NL tier not scored).
-
-    Memoized per scenario object: validate, the floor table and the tests replay the same plans.
-    """
-    key = (id(entry.scenario), id(entry.domain), agent)
-    hit = _PLAYED.get(key)
-    if hit is not None and hit[0] is entry.scenario:
-        return hit[1]
-    s, d = entry.scenario, entry.domain
-    run = played_run(entry, agent)
-    ev = run_sync(evaluate(s, build_trace(run.messages), run.final_state, "user_stop",
-                           decision_tool=d.config.decision_tool))
-    _PLAYED[key] = (entry.scenario, ev)
-    return ev
-
-
-_PLAYED: dict[tuple[int, int, str], tuple[Any, Evaluation]] = {}
-_RUNS: dict[tuple[int, int, str], tuple[Any, OfflineRun]] = {}
-
-
-def played_run(entry: Entry, agent: str) -> OfflineRun:
-    """A built-in agent's plan played through the engine (memoized like play_agent)."""
-    key = (id(entry.scenario), id(entry.domain), agent)
-    hit = _RUNS.get(key)
-    if hit is not None and hit[0] is entry.scenario:
-        return hit[1]
-    scripted = builtin_agent(agent, entry.domain, entry.scenario)
-    run = play_calls(entry.scenario, entry.domain, scripted.plan, final_text=scripted.first_text)
-    _RUNS[key] = (entry.scenario, run)
-    return run
 
 
 def _failed(ev: Evaluation) -> str:
@@ -169,10 +133,14 @@ def gate_problems(entry: Entry, tally: "MutationTally | None" = None) -> list[st
     problems = visibility_problems(entry) + fairness_problems(entry) + dynamic_problems(entry)
     if entry.scenario.reference_solution is not None:
         problems += information_flow_problems(entry, played_run(entry, "oracle"))
-        result = run_gate(entry)
-        if tally is not None:
-            tally.add(entry.domain.name, result)
-        problems += mutation_problems(entry, result)
+        try:
+            result = run_gate(entry)
+        except Exception as err:  # a scenario the gate cannot play is a problem, never a crash
+            problems.append(f"mutation gate: could not run ({type(err).__name__}: {str(err)[:300]})")
+        else:
+            if tally is not None:
+                tally.add(entry.domain.name, result)
+            problems += mutation_problems(entry, result)
     return [f"{entry.path}: {p}" for p in problems]
 
 

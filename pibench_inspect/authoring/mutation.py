@@ -39,11 +39,12 @@ from ..checks.trace import build_trace
 from ..conversation.arguments import fill_arguments
 from ..conversation.offline import play_calls
 from ..domain.catalog import ToolSpec, Verify
+from ..domain.clauses import ClausePatternError
 from ..environment.merge import initial_document
 from ..environment.tools import exposed_tools
 from ..scenario.catalog import Entry
 from ..scenario.model import LABELS, PlannedCall
-from .gates import played_run
+from .plays import played_run
 
 KINDS = ("drop", "arg", "verify", "add", "order", "label", "disclose")
 READ_PREFIXES = ("lookup_", "get_", "query_", "check_", "list_", "search_", "read_", "verify_", "find_")
@@ -199,7 +200,11 @@ def mutants(entry: Entry) -> tuple[list[Mutant], list[str]]:
     offered = {t.name: t for t in exposed_tools(d, s)}
     index = d.tool_index
     decision_tool = d.config.decision_tool
-    pool = Pool.of(initial_document(d.seed_state, s), d.clause_ids if d.config.clause_pattern else set())
+    try:
+        clause_ids = d.clause_ids if d.config.clause_pattern else set()
+    except ClausePatternError:  # reported once for the domain by validate
+        clause_ids = set()
+    pool = Pool.of(initial_document(d.seed_state, s), clause_ids)
     out: list[Mutant] = []
     problems: list[str] = []
 
