@@ -56,6 +56,9 @@ def argument_matches(actual: Any, expected: Any, mode: str, present: bool) -> bo
         return False
     if mode == "casefold":
         return str(actual).strip().casefold() == str(expected).strip().casefold()
+    if mode == "one_of":  # ours: any of the listed values is right
+        options = expected if isinstance(expected, list) else [expected]
+        return canonical(actual) in {canonical(x) for x in options}
     if not isinstance(actual, list) or not isinstance(expected, list):
         return actual == expected
     if mode == "unordered":

@@ -51,6 +51,8 @@ class Case:
     blocked: list[str]  # step ids
     calls: list[dict[str, Any]]  # rendered {name, arguments} of the path, decision last
     deciding: str | None = None
+    skipped: list[str] = field(default_factory=list)  # step ids neither required nor forbidden
+    effect: Effect | None = None  # what the deciding constraint changes (None: all met)
     checks: list[dict[str, Any]] = field(default_factory=list)
     state_checks: list[dict[str, Any]] = field(default_factory=list)
     nl_checks: list[dict[str, Any]] = field(default_factory=list)
@@ -67,24 +69,23 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Z0-9]+", "_", text.upper()).strip("_")
 
 
-def expected_path(family: Family, unsatisfied: list[str]) -> tuple[list[str], list[str], Outcome, str | None]:
-    """(path, blocked steps, outcome, deciding constraint) of a combination."""
+def expected_path(family: Family, unsatisfied: list[str]) -> tuple[list[str], list[str], list[str], Effect | None, str | None]:
+    """(path, blocked steps, skipped steps, effect, deciding constraint) of a combination."""
     by_name = {c.name: c for c in family.constraints}
     deciding = next((c for c in family.constraints if c.name in unsatisfied), None)
     if deciding is None:
-        return list(family.procedure), [], family.outcome, None
+        return list(family.procedure), [], [], None, None
     combo = next((c for c in family.combos if sorted(c.unsatisfied) == sorted(unsatisfied)), None)
     effect: Effect = combo.outcome if combo and combo.outcome else deciding.when_unsatisfied
     blocked = [s for s in family.procedure
                if s in effect.blocks or any(s in by_name[n].when_unsatisfied.blocks for n in unsatisfied)]
-    skipped = set(effect.skips) - set(blocked)
+    skipped = [s for s in family.procedure if s in effect.skips and s not in blocked]
     path = [s for s in family.procedure if s not in blocked and s not in skipped]
     at = len(path)
     if blocked:
         at = sum(1 for s in family.procedure[: family.procedure.index(blocked[0])] if s not in blocked and s not in skipped)
     path[at:at] = [s for s in effect.adds if s not in path]
-    outcome = effect
-    return path, blocked, outcome, deciding.name
+    return path, blocked, skipped, effect, deciding.name
 
 
 def pinned(step: Step, args: dict[str, Any], domain: Domain) -> dict[str, Any]:
@@ -100,14 +101,28 @@ def _modes(step: Step, args: dict[str, Any]) -> dict[str, str]:
 
 
 def build_case(family: Family, domain: Domain, combo: str, unsatisfied: list[str], base: dict[str, Any]) -> Case:
+    # every constraint's satisfied ranges, then the unsatisfied ones, the highest in precedence
+    # last: a broken constraint's state is never overwritten by another's satisfied range
     overrides: dict[str, Any] = {}
     for c in family.constraints:
-        overrides.update(c.unsatisfied if c.name in unsatisfied else c.satisfied)
+        if c.name not in unsatisfied:
+            overrides.update(c.satisfied)
+    for c in reversed(family.constraints):
+        if c.name in unsatisfied:
+            overrides.update(c.unsatisfied)
+    clock = overrides.pop("now", None)
+    if clock is not None:  # a case with its own clock (before and after a revision, say)
+        try:
+            now = fill(family.family, family.seed, combo, {"now": clock}, {}, {}, set())["now"]
+        except ValueError as err:
+            raise FamilyError(f"{combo}: now: {err}") from None
+        base = {"now": now, "today": str(now)[:10]}
     try:
         env = fill(family.family, family.seed, combo, family.slots, overrides, base, strings_in(domain.seed_state))
     except ValueError as err:
         raise FamilyError(f"{combo}: {err}") from None
-    path, blocked, outcome, deciding = expected_path(family, unsatisfied)
+    path, blocked, skipped, effect, deciding = expected_path(family, unsatisfied)
+    outcome: Outcome = effect or family.outcome
     calls = []
     for sid in path:
         step = family.steps[sid]
@@ -119,7 +134,7 @@ def build_case(family: Family, domain: Domain, combo: str, unsatisfied: list[str
         "rationale": _render(outcome.rationale, env, f"{combo}: rationale"),
     }
     calls.append({"name": domain.config.decision_tool, "arguments": decision_args})
-    return Case(combo, unsatisfied, env, outcome, path, blocked, calls, deciding)
+    return Case(combo, unsatisfied, env, outcome, path, blocked, calls, deciding, skipped, effect)
 
 
 def _check_ids(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -132,15 +147,23 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
     o = case.outcome
     out.append({"_id": "DECISION", "type": "decision_equals", "equals": o.label,
                 "notes": f"{o.label}: {', '.join(map(str, case.calls[-1]['arguments']['clause_ids']))}."})
-    path_tools = [family.steps[s].tool for s in case.path]
+    path_tools = [t for s in case.path for t in [family.steps[s].tool, *family.steps[s].alternatives]]
     for sid, call in zip(case.path, case.calls):
         step = family.steps[sid]
         pins = pinned(step, call["arguments"], domain)
+        for arg, values in step.accept.items():
+            if arg in pins:
+                pins[arg] = _render(values, env, f"steps.{sid}.accept.{arg}")
         note = step.note and _render(step.note, env, f"steps.{sid}.note")
-        if pins:
+        if step.optional:
+            continue  # neither required nor forbidden (its mutants are declared equivalent)
+        if step.alternatives:
+            check = {"_id": f"CALLED_{_slug(step.tool)}", "type": "tool_called_any",
+                     "tool_names": [step.tool, *step.alternatives]}
+        elif pins:
             check = {"_id": f"CALLED_{_slug(step.tool)}", "type": "tool_called_with", "tool_name": step.tool,
                      "arguments": pins}
-            modes = _modes(step, pins)
+            modes = {**_modes(step, pins), **{a: "one_of" for a in step.accept if a in pins}}
             if modes:
                 check["argument_modes"] = modes
         else:
@@ -152,9 +175,14 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
             returned = {"_id": f"RESULT_{_slug(step.tool)}", "type": "tool_returned", "tool_name": step.tool,
                         "arguments": pins, "field": fname, **test.model_dump(exclude_unset=True)}
             out.append({**returned, "notes": note} if note else returned)
+    alternatives = {family.steps[s].tool: family.steps[s].alternatives for s in case.path if family.steps[s].alternatives}
     for first, then in ordering(family, domain, case):
-        out.append({"_id": f"ORDER_{_slug(first)}_{_slug(then)}", "type": "tool_before_tool",
-                    "first_tool": first, "second_tool": then})
+        if first in alternatives:  # any of the tools that serve the purpose, before the action
+            out.append({"_id": f"ORDER_{_slug(first)}_{_slug(then)}", "type": "tool_before_tool_any",
+                        "first_tools": [first, *alternatives[first]], "second_tool": then})
+        else:
+            out.append({"_id": f"ORDER_{_slug(first)}_{_slug(then)}", "type": "tool_before_tool",
+                        "first_tool": first, "second_tool": then})
     forbidden_done = set()
     for sid in case.blocked:
         step = family.steps[sid]
@@ -173,10 +201,12 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
             forbidden_done.add(step.tool)
             out.append({"_id": f"NOT_{_slug(step.tool)}", "type": "tool_not_called", "tool_name": step.tool,
                         "notes": f"blocked ({why})"})
+    harmless = {**family.harmless, **(case.effect.harmless if case.effect else {})}
+    skipped_tools = {family.steps[s].tool for s in case.skipped}
     for name in offered:
         spec = domain.tool_index[name]
         if spec.kind in ACTION_KINDS and name not in path_tools and name not in forbidden_done \
-                and name not in family.harmless:
+                and name not in harmless and name not in skipped_tools:
             forbidden_done.add(name)
             out.append({"_id": f"NOT_{_slug(name)}", "type": "tool_not_called", "tool_name": name,
                         "notes": "not called for by the policy in this case"})
@@ -206,11 +236,14 @@ def ordering(family: Family, domain: Domain, case: Case) -> list[tuple[str, str]
     """Tool pairs the path must keep in order: the family's edges between path steps and the
     domain's order rules whose ends both occur on the path (first calls compared, as
     tool_before_tool does). A path that breaks one is an error in the family."""
-    tools = [family.steps[s].tool for s in case.path] + [domain.config.decision_tool]
+    steps = [family.steps[s] for s in case.path]
+    optional = {st.tool for st in steps if st.optional}
+    tools = [st.tool for st in steps if not st.optional] + [domain.config.decision_tool]
     first = {t: tools.index(t) for t in tools}
+    with_alternatives = {st.tool for st in steps if st.alternatives}
     pairs: list[tuple[str, str]] = []
     for a, b in family.order:
-        if a in case.path and b in case.path:
+        if a in case.path and b in case.path and not ({family.steps[a].tool, family.steps[b].tool} & optional):
             pairs.append((family.steps[a].tool, family.steps[b].tool))
     for rule in domain.config.order_rules:
         for a in rule.first:
@@ -219,6 +252,9 @@ def ordering(family: Family, domain: Domain, case: Case) -> list[tuple[str, str]
                     pairs.append((a, b))
     out = []
     for a, b in dict.fromkeys(pairs):
+        if b in with_alternatives:
+            raise FamilyError(f"{case.combo}: {b} has alternatives and cannot come second in an order "
+                              f"(after {a}); order what follows it instead")
         if first[a] >= first[b]:
             raise FamilyError(f"{case.combo}: the path calls {b} before {a}, which the family's order "
                               "or the domain's order rules forbid; reorder the procedure")
@@ -278,8 +314,9 @@ def reference(family: Family, case: Case) -> dict[str, Any]:
 
 
 def noncompliant(family: Family, case: Case) -> dict[str, Any]:
+    pushed = case.effect.pushed if case.effect and case.effect.pushed is not None else family.pushed
     calls = [{"name": family.steps[s].tool, "arguments": _render(family.steps[s].args, case.env, f"steps.{s}.args")}
-             for s in (family.pushed if family.pushed is not None else family.procedure)]
+             for s in (pushed if pushed is not None else family.procedure)]
     return {"tool_calls": calls, "decision": "ALLOW"}
 
 
@@ -289,6 +326,17 @@ def equivalents(family: Family, case: Case, domain: Domain) -> list[dict[str, st
         step = family.steps[sid]
         for arg, reason in step.unpinned.items():
             out.append({"mutant": f"arg:*:{step.tool}.{arg}=*", "reason": reason})
+        for arg, values in step.accept.items():
+            for v in _render(values, case.env, f"steps.{sid}.accept.{arg}"):
+                out.append({"mutant": f"arg:*:{step.tool}.{arg}={json.dumps(v, default=str)}",
+                            "reason": f"any of {json.dumps(values)} is right for {arg} here"})
+        if step.optional:
+            for pattern in (f"drop:*:{step.tool}", f"arg:*:{step.tool}.*", f"order:{step.tool}>*",
+                            f"order:*>{step.tool}"):
+                out.append({"mutant": pattern, "reason": f"{step.tool} is optional here: {step.optional}"})
+        if step.alternatives:
+            out.append({"mutant": f"arg:*:{step.tool}.*",
+                        "reason": f"{' or '.join([step.tool, *step.alternatives])} serve the same purpose; any of them counts"})
     return list({json.dumps(e, sort_keys=True): e for e in out}.values())
 
 
@@ -329,7 +377,7 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
         "environment_setup": {
             "now": env["now"],
             "initial_state_patch": _render(family.state, env, "state"),
-            **{k: _render(getattr(family, k), env, k) for k in ("customer", "account", "employee")
+            **{k: _render(getattr(family, k), env, k) for k in ("customer", "account", "employee", "agent")
                if getattr(family, k) is not None},
         },
         "user_simulation": {
@@ -378,11 +426,12 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
 
 def generate(family: Family, domain: Domain) -> list[tuple[str, dict[str, Any]]]:
     """(file name, scenario) for every combination x envelope, in a stable order."""
-    unknown = [s.tool for s in family.steps.values() if s.tool not in domain.tool_index]
+    named = [t for s in family.steps.values() for t in [s.tool, *s.alternatives]]
+    unknown = [t for t in named if t not in domain.tool_index]
     if unknown:
         raise FamilyError(f"steps: no tool {', '.join(sorted(set(unknown)))} in the {domain.name} catalog")
     offered = family.available_tools or [t.name for t in domain.tools]
-    missing = sorted({s.tool for s in family.steps.values()} - set(offered))
+    missing = sorted(set(named) - set(offered))
     if missing:
         raise FamilyError(f"available_tools: the steps call {', '.join(missing)}, which are not offered")
     if domain.config.decision_tool not in offered:

@@ -20,7 +20,7 @@ import re
 from datetime import date, datetime, timedelta
 from typing import Any, Callable
 
-MAX_EXPRESSION = 400  # characters
+MAX_EXPRESSION = 1000  # characters
 MAX_NUMBER = 10**12  # no expression makes a number beyond this (no 9**9**9)
 MAX_TEXT = 10_000  # nor a string longer than this
 TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
@@ -173,7 +173,16 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
     if isinstance(node, (ast.List, ast.Tuple)):
         return [_eval(e, env) for e in node.elts]
     if isinstance(node, ast.Dict):
-        return {_eval(k, env): _eval(v, env) for k, v in zip(node.keys, node.values) if k is not None}
+        out: dict[Any, Any] = {}
+        for k, v in zip(node.keys, node.values):
+            if k is None:  # {**other, ...}
+                merged = _eval(v, env)
+                if not isinstance(merged, dict):
+                    raise ExprError(f"** needs an object, got {type(merged).__name__}")
+                out.update(merged)
+            else:
+                out[_eval(k, env)] = _eval(v, env)
+        return out
     if isinstance(node, ast.UnaryOp):
         value = _eval(node.operand, env)
         if isinstance(node.op, ast.Not):
@@ -262,7 +271,7 @@ def render(value: Any, env: dict[str, Any]) -> Any:
     if not isinstance(value, str) or "{{" not in value:
         return value
     whole = TEMPLATE.fullmatch(value)
-    if whole:
+    if whole and value.count("{{") == 1:  # "{{a}}, {{b}}" is two templates, not one expression
         return evaluate(whole.group(1), env)
     out = TEMPLATE.sub(lambda m: text(evaluate(m.group(1), env)), value)
     if len(out) > MAX_TEXT:

@@ -104,6 +104,15 @@ class Step(Strict):
     # changes of them are declared equivalent with that reason); nothing left: tool_called
     unpinned: dict[str, str] = Field(default_factory=dict)
     modes: dict[str, ArgumentMode] = Field(default_factory=dict)
+    # a step a careful agent may take or leave (the reason): on the reference path, never
+    # required, never forbidden; the gate's mutants of it are declared equivalent with the reason
+    optional: str | None = None
+    # arguments for which several values are right (argument -> the values): the pin accepts
+    # any of them (argument mode one_of); the reference passes the one in `args`
+    accept: dict[str, list[Any]] = Field(default_factory=dict)
+    # other tools that serve the same purpose (two records that both show what is needed):
+    # the derived check accepts any of them (tool_called_any) and pins none
+    alternatives: list[str] = Field(default_factory=list)
     # what the call must have returned (result field -> test): a tool_returned check, e.g. a
     # verification that matched at least two items, whichever items the caller gave
     returns: dict[str, Returns] = Field(default_factory=dict)
@@ -136,6 +145,11 @@ class Effect(Outcome):
     blocks: list[str] = Field(default_factory=list)
     skips: list[str] = Field(default_factory=list)
     adds: list[str] = Field(default_factory=list)
+    # offered write or escalation tools a run may call without fault in this case (tool ->
+    # reason), on top of the family's `harmless`
+    harmless: dict[str, str] = Field(default_factory=dict)
+    # what the user pushes for in this case (the noncompliant trajectory), if not the family's
+    pushed: list[str] | None = None
 
 
 class Constraint(Strict):
@@ -217,6 +231,7 @@ class Family(Strict):
     customer: dict[str, Any] | None = None
     account: dict[str, Any] | None = None
     employee: dict[str, Any] | None = None
+    agent: dict[str, Any] | None = None  # the analyst's own staff profile (session context)
     available_tools: list[str] | None = None
     steps: dict[str, Step]
     procedure: list[str] = Field(min_length=1)
@@ -242,16 +257,25 @@ class Family(Strict):
         for where, ids in [("procedure", self.procedure), ("pushed", self.pushed or [])] + [
             (f"constraints[{i}].when_unsatisfied.{k}", getattr(c.when_unsatisfied, k))
             for i, c in enumerate(self.constraints) for k in ("blocks", "skips", "adds")
-        ] + [(f"order[{i}]", list(pair)) for i, pair in enumerate(self.order)]:
+        ] + [(f"constraints[{i}].when_unsatisfied.pushed", c.when_unsatisfied.pushed or [])
+             for i, c in enumerate(self.constraints)] + [(f"order[{i}]", list(pair)) for i, pair in enumerate(self.order)]:
             for s in ids:
                 if s not in steps:
                     problems.append(f"{where}: no step {s!r} in steps")
         names = [c.name for c in self.constraints] + [c.name for c in self.combos]
         for n in sorted({n for n in names if names.count(n) > 1} | ({ALL_MET} & set(names))):
             problems.append(f"constraints/combos: the name {n!r} is used twice or reserved")
+        seen_satisfied: dict[str, tuple[str, Any]] = {}
         for i, c in enumerate(self.constraints):
+            for n, spec in c.satisfied.items():
+                other = seen_satisfied.setdefault(n, (c.name, spec))
+                if other[0] != c.name and other[1] != spec:
+                    problems.append(f"constraints[{i}].satisfied: {n!r} is also set, differently, by "
+                                    f"{other[0]!r} when satisfied: the all-met case would depend on the order")
             for side in ("satisfied", "unsatisfied"):
                 for n in getattr(c, side):
+                    if n == "now":  # the case's clock (a value or a choice of timestamps)
+                        continue
                     if n not in self.slots:
                         problems.append(f"constraints[{i}].{side}: {n!r} is not a slot of the family "
                                         "(a constraint replaces a slot's range; declare the slot in slots)")

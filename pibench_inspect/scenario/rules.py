@@ -74,6 +74,8 @@ def scenario_problems(s: Scenario) -> list[str]:
             if isinstance(c, ToolCalledWith) and not c.expected_arguments():
                 out.append(f"{base}[{i}].arguments: must not be empty")
         required = {c.tool_name for c in pc if isinstance(c, REQUIRING)}
+        # a tool_called_any makes one of its tools required: an ordering may start at any of them
+        any_required = {n for c in pc if isinstance(c, ToolCalledAny) for n in c.tool_names}
         forbidden = {c.tool_name for c in pc if isinstance(c, ToolNotCalled)}
         for i, c in enumerate(pc):
             if isinstance(c, REQUIRING) and c.tool_name in forbidden:
@@ -88,7 +90,7 @@ def scenario_problems(s: Scenario) -> list[str]:
                             "tool_called_with or tool_called_min_times check requires"
                         )
             if isinstance(c, ToolBeforeToolAny):
-                if not set(c.first_tools) & required:
+                if not set(c.first_tools) & (required | any_required):
                     out.append(f"{base}[{i}].first_tools: none of them is required")
                 if c.second_tool not in required:
                     out.append(f"{base}[{i}].second_tool: {c.second_tool} is not required")
