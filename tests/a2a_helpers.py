@@ -17,6 +17,14 @@ START_TIMEOUT = 10.0
 
 @contextmanager
 def serve(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
+    with serve_built(lambda _url: app, host) as url:
+        yield url
+
+
+@contextmanager
+def serve_built(build: Any, host: str = "127.0.0.1") -> Iterator[str]:
+    """As serve(), for an app that must know its own URL (an agent card a client follows):
+    `build(url)` makes it once the port is bound."""
     # bind the socket ourselves: the port is known before the server starts, with no race
     # between picking a free port and someone else taking it
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -26,6 +34,11 @@ def serve(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, 0))
     port = sock.getsockname()[1]
+    try:
+        app = build(f"http://{host}:{port}/")
+    except BaseException:
+        sock.close()
+        raise
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)
     errors: list[BaseException] = []

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -31,6 +34,7 @@ from a2a_helpers import (
     sdk_1x_stream,
     sdk_1x_task_request,
     serve,
+    serve_built,
     task_data,
 )
 from conftest import MINI
@@ -66,14 +70,22 @@ SIM = {"persona": "a customer", "initial_user_message": "I want a refund", "pres
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
+    """Each server's card names its real URL: the SDK clients post where the card says."""
     logs = tmp_path_factory.mktemp("green-logs")
-    purple = build_agent_app(CautiousAgent, "http://127.0.0.1/")
-    echo = build_agent_app(SeedEcho, "http://127.0.0.1/")
-    user = build_user_app("scripted")
-    green = build_green_app(ServerSettings(concurrency=2, heartbeat=0.5, scenarios_dir=MINI, log_dir=logs),
-                            "http://127.0.0.1:9009/")
-    with serve(purple) as p, serve(echo) as e, serve(user) as u, serve(green) as g:
-        yield {"purple": p, "echo": e, "user": u, "green": g, "app": green}
+    settings = ServerSettings(concurrency=2, heartbeat=0.5, scenarios_dir=MINI, log_dir=logs)
+    apps: dict[str, Any] = {}
+
+    def built(name: str, make: Any) -> Any:
+        def build(url: str) -> Any:
+            apps[name] = make(url)
+            return apps[name]
+        return serve_built(build)
+
+    with (built("purple", lambda url: build_agent_app(CautiousAgent, url)) as p,
+          built("echo", lambda url: build_agent_app(SeedEcho, url)) as e,
+          built("user", lambda url: build_user_app("scripted", url=url)) as u,
+          built("green", lambda url: build_green_app(settings, url)) as g):
+        yield {"purple": p, "echo": e, "user": u, "green": g, "app": apps["green"]}
 
 
 # ---------------------------------------------------------------- numbers by meaning
@@ -173,8 +185,8 @@ def test_an_sdk_03_client_runs_an_assessment_and_its_seeds_equal_the_1x_clients(
         async with httpx.AsyncClient(timeout=120) as http:
             card = await A2ACardResolver(http, servers["green"]).get_agent_card()
             assert card.capabilities.streaming  # so the client streams (message/stream)
-            client = await ClientFactory.connect(card.model_copy(update={"url": servers["green"] + "/"}),
-                                                 client_config=ClientConfig(httpx_client=http))
+            assert card.url == servers["green"] + "/"
+            client = await ClientFactory.connect(card, client_config=ClientConfig(httpx_client=http))
             message = Message(role=Role.user, message_id=uuid.uuid4().hex,
                               parts=[Part(root=DataPart(data=_assessment(servers, **NUMERIC)))])
             return [event async for event in client.send_message(message)]
@@ -216,8 +228,7 @@ def test_an_sdk_03_client_talks_to_a_served_agent(servers):
         async with httpx.AsyncClient(timeout=30) as http:
             card = await A2ACardResolver(http, servers["echo"]).get_agent_card()
             assert [e.uri for e in card.capabilities.extensions or []] == [BOOTSTRAP_URN]
-            client = await ClientFactory.connect(card.model_copy(update={"url": servers["echo"] + "/"}),
-                                                 client_config=ClientConfig(httpx_client=http, streaming=False))
+            client = await ClientFactory.connect(card, client_config=ClientConfig(httpx_client=http, streaming=False))
             data = {"messages": [{"role": "user", "content": "hi"}], "benchmark_context": CONTEXT, "tools": TOOLS,
                     "seed": 7}
             message = Message(role=Role.user, message_id=uuid.uuid4().hex, parts=[Part(root=DataPart(data=data))])
@@ -267,8 +278,7 @@ def test_an_sdk_03_client_talks_to_the_user_server(servers):
     async def run() -> list[Any]:
         async with httpx.AsyncClient(timeout=30) as http:
             card = await A2ACardResolver(http, servers["user"]).get_agent_card()
-            client = await ClientFactory.connect(card.model_copy(update={"url": servers["user"] + "/"}),
-                                                 client_config=ClientConfig(httpx_client=http, streaming=False))
+            client = await ClientFactory.connect(card, client_config=ClientConfig(httpx_client=http, streaming=False))
 
             async def send(data: dict[str, Any]) -> dict[str, Any]:
                 message = Message(role=Role.user, message_id=uuid.uuid4().hex, parts=[Part(root=DataPart(data=data))])
@@ -323,3 +333,60 @@ def test_our_client_reads_integers_back_from_a_1x_sdk_peer_speaking_v03():
     with serve(app) as url:
         arguments = asyncio.run(send(url))
     assert arguments == {"quantity": 2, "price": 2.5} and type(arguments["quantity"]) is int
+
+
+# ---------------------------------------------------------------- the real a2a-sdk 1.x client
+#
+# Opt-in: a2a-sdk 1.x cannot live in this environment, so these run tests/a2a_sdk1x_client.py
+# with another interpreter that has it, e.g.
+#   python3 -m venv /tmp/a2a1 && /tmp/a2a1/bin/pip install "a2a-sdk[http-server]>=1,<2"
+#   PIBENCH_A2A_SDK1_PYTHON=/tmp/a2a1/bin/python pytest tests/test_a2a_sdk_clients.py
+# They check on the real client what the captured shapes above stand for.
+
+SDK1_PYTHON = os.environ.get("PIBENCH_A2A_SDK1_PYTHON")
+needs_sdk1 = pytest.mark.skipif(not SDK1_PYTHON, reason="PIBENCH_A2A_SDK1_PYTHON (a Python with a2a-sdk 1.x) is not set")
+
+
+def sdk1(mode: str, url: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+    script = Path(__file__).with_name("a2a_sdk1x_client.py")
+    done = subprocess.run([SDK1_PYTHON, str(script), mode, url, json.dumps(data)], capture_output=True,  # type: ignore[list-item]
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def sdk1_data(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The data part of the (one) completed task's status message, as the 1.x client read it."""
+    task = events[-1]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED", task["status"]
+    return task["status"]["message"]["parts"][0]["data"]
+
+
+@needs_sdk1
+@pytest.mark.parametrize("mode", ["send", "stream"])
+def test_the_real_sdk_1x_client_completes_an_assessment_with_numeric_config(servers, mode):
+    events = sdk1(mode, servers["green"], _assessment(servers, **NUMERIC))
+    assert "error" not in events[-1], events[-1]
+    final = events[-1].get("task") or events[-1].get("statusUpdate") or {}
+    state = final.get("status", {}).get("state")
+    assert state == "TASK_STATE_COMPLETED", events[-1]
+    artifacts = [e["task"] for e in events if "task" in e] + [e["artifactUpdate"] for e in events if "artifactUpdate" in e]
+    assert any(a.get("name") == RESULTS for t in artifacts for a in t.get("artifacts", [t.get("artifact", {})]))
+    bad = sdk1(mode, servers["green"], _assessment(servers, max_steps=40.5))
+    assert bad[-1]["error"]["type"] == "InvalidParamsError"
+    assert bad[-1]["error"]["message"].startswith("config.max_steps: expected a whole number (got 40.5)")
+
+
+@needs_sdk1
+def test_the_real_sdk_1x_client_with_the_purple_and_user_servers(servers):
+    reply = sdk1_data(sdk1("send", servers["echo"], {"messages": [{"role": "user", "content": "hi"}],
+                                                     "benchmark_context": CONTEXT, "tools": TOOLS, "seed": 42}))
+    assert reply == {"content": "seed=42 (int)"}
+    init = sdk1_data(sdk1("send", servers["user"], {"init": True, "scenario": SIM, "message_history": [], "seed": 42}))
+    state, lines = init["state"], []
+    for said in ("Hello", "Let me check."):
+        out = sdk1_data(sdk1("send", servers["user"], {"message": {"role": "assistant", "content": said},
+                                                       "state": state, "seed": 42}))
+        state = out["state"]  # handed back as the 1.x client decoded it: turn 1.0, 2.0
+        lines.append(out["message"]["content"])
+    assert lines == ["I want a refund", "Please, now."] and state["turn"] == 2
