@@ -165,6 +165,7 @@ def test_an_sdk_1x_client_with_numeric_config_completes_an_assessment(servers):
     ({"retry_failed": 0.5}, "config.retry_failed", "expected a whole number (got 0.5)"),
     ({"max_user_turns": True}, "config.max_user_turns", "not a boolean (got true)"),
     ({"concurrency": 2.5}, "config.concurrency", "expected a whole number (got 2.5)"),
+    ({"max_steps": 1e300}, "config.max_steps", "between -2^63 and 2^63-1 (got 1e+300)"),
 ])
 def test_a_non_integral_number_is_an_invalid_params_error_naming_the_field(servers, config, field, said):
     # sent as the 1.x client sends it; the fraction is a double either way

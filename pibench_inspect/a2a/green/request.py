@@ -101,6 +101,8 @@ class AssessmentConfig(BaseModel):
     def _whole(cls, v: Any) -> Any:
         if v is None:
             return None  # absent optional (concurrency); a required field refuses it itself
+        if isinstance(v, float) and abs(v) >= 2**63:  # integral, but no bound check should print 300 digits
+            raise ValueError("expected a whole number between -2^63 and 2^63-1")
         try:
             return whole_number(v, "")
         except NotWholeNumber:
