@@ -15,15 +15,18 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import os
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from a2a_agents import TrajectoryAgent
 from a2a_helpers import sdk_1x_post, sdk_1x_request, serve
-from conftest import MINI, NO_SAMPLE, SAMPLE, registered, run_eval
+from conftest import MINI, NO_SAMPLE, ROOT, SAMPLE, registered, run_eval
 from helpers_trace import trace
+from inspect_ai.log import read_eval_log
 from inspect_ai.model import ModelOutput
 
 from pibench_inspect import __version__
@@ -151,15 +154,11 @@ def same(ours: Any, theirs: Any, path: str = "") -> list[str]:
 
 def deliberate(ours: dict[str, Any], theirs: dict[str, Any], elapsed: float, log: Path) -> None:
     """Check, then set aside, what docs/parity.md lists as deliberately different."""
-    from inspect_ai.log import read_eval_log
-
     result, other = ours["results"][0], theirs["results"][0]
     # time_used: the evaluation's wall-clock seconds, measured to the millisecond (the sample's
     # generator passed 0.0); it covers every sample run and fits in the request's own time
     spans = [(s.started_at, s.completed_at) for s in read_eval_log(str(log)).samples or []]
     assert all(a and b for a, b in spans)
-    from datetime import datetime
-
     first = min(datetime.fromisoformat(a) for a, _ in spans)
     last = max(datetime.fromisoformat(b) for _, b in spans)
     used = result.pop("time_used")
@@ -190,8 +189,11 @@ def original_runs(tmp_path_factory):
     green = build_green_app(settings, "http://127.0.0.1:9009/")
     purples = {v: build_agent_app(lambda v=v: TrajectoryAgent(v, str(SAMPLE)), "http://127.0.0.1/")
                for v in ("gold", "nothing")}
-    with serve(green) as g, serve(purples["gold"]) as gold, serve(purples["nothing"]) as nothing:
-        yield {"green": g, "gold": gold, "nothing": nothing, "logs": logs}
+    with pytest.MonkeyPatch.context() as mp:
+        # the runner subprocess loads the judge as tests.a2a_agents, from wherever pytest runs
+        mp.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
+        with serve(green) as g, serve(purples["gold"]) as gold, serve(purples["nothing"]) as nothing:
+            yield {"green": g, "gold": gold, "nothing": nothing, "logs": logs}
 
 
 def assess(runs: dict[str, Any], variant: str, scenarios: list[str] | None = None) -> tuple[dict[str, Any], float, Path]:
