@@ -8,6 +8,8 @@ id is the server's own, unguessable, and the session expires by age (ProtocolAge
 each request creates the agent afresh and replays the whole history, so a deterministic agent
 answers exactly as it would locally. Replies are a data part `{"tool_calls": [OpenAI style],
 "content"?}` or `{"content": text}`; an agent whose is_stop() says so gets a stop token appended.
+The `seed` is read by meaning: 42.0 (what an a2a-sdk 1.x client sends for 42) seeds the agent
+with 42; a fraction or a boolean is refused naming the field (numbers.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from a2a.types import AgentSkill
 
 from ..local.adapter import load_agent
 from ..local.replay import ReplayError, Session, answer, openai_calls, protocol_tools, protocol_turns, reply_text, with_stop
+from .numbers import NotWholeNumber, optional_whole_number
 from .serving import JsonExecutor, RequestProblem, agent_card, build_app
 
 MAX_SESSIONS = 1000  # live bootstrapped contexts; a bootstrap beyond this is refused, none evicted
@@ -104,6 +107,10 @@ class ProtocolAgentHost:
         turns = protocol_turns(history)
         if not turns:
             raise RequestProblem("'messages' holds no user message or tool result to answer")
+        try:
+            seed = optional_whole_number(data.get("seed"), "'seed'")
+        except NotWholeNumber as err:
+            raise RequestProblem(str(err)) from None
         context_id = data.get("context_id")
         if context_id is not None:
             session = self._session(context_id)
@@ -111,7 +118,7 @@ class ProtocolAgentHost:
             session = self._new_session(data)  # stateless: replay everything
         try:
             # protocol agents are synchronous (and may call a model): keep the event loop free
-            reply, stop = await asyncio.to_thread(answer, session, turns, data.get("seed"))
+            reply, stop = await asyncio.to_thread(answer, session, turns, seed)
         except ReplayError as err:
             raise RequestProblem(str(err)) from None
         return wire_reply(reply, stop)

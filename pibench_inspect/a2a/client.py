@@ -33,6 +33,10 @@ class CardInfo:
     dialect: Dialect
     bootstrap: bool  # declares urn:pi-bench:policy-bootstrap:v1
     name: str = ""
+    # the peer runs on a protobuf-based SDK (a2a-sdk 1.x: its card lists supportedInterfaces), so
+    # every number in its data is a double, in the v0.3 dialect too (its compat layer converts
+    # through protobuf Values): integral ones are read back as integers
+    doubles: bool = False
 
 
 def card_urls(url: str) -> list[str]:
@@ -63,7 +67,8 @@ def read_card(card: dict[str, Any]) -> CardInfo:
             dialect = V10
     elif str(card.get("protocolVersion", "0.3")).startswith("1"):
         dialect = V10
-    return CardInfo(True, dialect, bootstrap, str(card.get("name", "")))
+    doubles = isinstance(interfaces, list) or dialect.v1
+    return CardInfo(True, dialect, bootstrap, str(card.get("name", "")), doubles)
 
 
 class A2AClient:
@@ -77,6 +82,7 @@ class A2AClient:
         self.url = url.rstrip("/") or url
         self.timeout = timeout
         self.dialect = dialect or V03
+        self.doubles = self.dialect.v1  # set from the card: the peer's numbers are all doubles
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout), follow_redirects=False)
 
     async def card(self) -> CardInfo:
@@ -100,7 +106,7 @@ class A2AClient:
                 card = loads(body, card_url, "card")
                 if isinstance(card, dict):
                     info = read_card(card)
-                    self.dialect = info.dialect
+                    self.dialect, self.doubles = info.dialect, info.doubles
                     return info
             except (A2AError, ValueError, AttributeError, TypeError):
                 continue
@@ -134,7 +140,7 @@ class A2AClient:
         if status >= 300 and not (isinstance(body, dict) and body.get("error")):
             why = " (redirects are not followed)" if status < 400 else ""
             raise A2AError(f"{self.url} answered HTTP {status}{why}", _snippet(raw.decode("utf-8", "replace")))
-        return parse_reply(body, self.url, self.dialect.v1)
+        return parse_reply(body, self.url, self.dialect.v1, integral=self.doubles)
 
     async def _post_with_retries(self, payload: dict[str, Any], problems: list[str]) -> tuple[int, bytes]:
         """POST until an answer that is not a 5xx, at most 1 + RETRIES times; a peer that cannot

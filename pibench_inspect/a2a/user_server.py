@@ -14,7 +14,9 @@ the scripted user and the LLM user need to say their next line:
   stop      {"stop": true, ...} -> {"stopped": true}
 
 Replies are a completed task whose status message holds one data part. A request we cannot
-serve gets a failed task whose text says what is wrong with it.
+serve gets a failed task whose text says what is wrong with it. Whole numbers (`seed`,
+`state.turn`) are read by meaning: an a2a-sdk 1.x client sends every number as a double, and
+hands back the state our reply gave it with `turn: 0.0` (numbers.py).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from starlette.applications import Starlette
 
 from ..conversation.users import LLMUser, ScriptedUser
 from ..scenario.model import UserSimulation
+from .numbers import NotWholeNumber, optional_whole_number, whole_number
 from .serving import JsonExecutor, RequestProblem, agent_card
 from .wire import message_content
 from .serving import build_app as build_app_with
@@ -46,6 +49,11 @@ KINDS = ("scripted", "llm")
 def _scenario(value: Any, where: str) -> UserSimulation:
     if not isinstance(value, dict):
         raise RequestProblem(f"{where} must be a user_simulation object, got {type(value).__name__}")
+    if value.get("max_turns") is not None:  # its one number: 5.0 from an a2a-sdk 1.x client is 5
+        try:
+            value = {**value, "max_turns": whole_number(value["max_turns"], f"{where}.max_turns")}
+        except NotWholeNumber as err:
+            raise RequestProblem(str(err)) from None
     try:
         return UserSimulation.model_validate(value)
     except ValidationError as err:
@@ -106,15 +114,16 @@ class UserSimulator:
         if not isinstance(state, dict):
             raise RequestProblem("generate: missing 'state' object (send the state the init reply returned)")
         sim = _scenario(state.get("scenario"), "generate: 'state.scenario'")
-        turn = state.get("turn")
-        if not isinstance(turn, int) or isinstance(turn, bool) or turn < 0:
-            raise RequestProblem(f"generate: 'state.turn' must be a non-negative integer, got {turn!r}")
+        try:
+            turn = whole_number(state.get("turn"), "generate: 'state.turn'")
+            seed = optional_whole_number(data.get("seed", self.seed), "generate: 'seed'")
+        except NotWholeNumber as err:
+            raise RequestProblem(str(err)) from None
+        if turn < 0:
+            raise RequestProblem(f"generate: 'state.turn' must be a non-negative integer, got {turn}")
         history = _history(state.get("history"), "generate: 'state.history'")
         if said.strip():
             history.append({"role": "assistant", "content": said})
-        seed = data.get("seed", self.seed)
-        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-            raise RequestProblem(f"generate: 'seed' must be an integer, got {seed!r}")
         user = self._user(sim, turn, seed)
         reply = await user.next(_chat(history))
         # the wire carries the line as said, stop token included; the client splits it again

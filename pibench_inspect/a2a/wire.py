@@ -15,6 +15,7 @@ from typing import Any
 
 from ..local.adapter import text_of
 from ..local.errors import AgentUnavailable
+from .numbers import integral_numbers
 
 BOOTSTRAP_URN = "urn:pi-bench:policy-bootstrap:v1"
 
@@ -144,24 +145,14 @@ def text_part(text: str) -> dict[str, Any]:
     return {"kind": "text", "text": text}
 
 
-def _integral(value: Any) -> Any:
-    """1.x carries data as protobuf Values, where every number is a double: 3 arrives as 3.0.
-    Tool arguments and ids must keep their integers, so integral doubles become ints again."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _integral(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_integral(v) for v in value]
-    return value
-
-
-def _normal_part(part: Any, v1: bool) -> dict[str, Any] | None:
+def _normal_part(part: Any, integral: bool) -> dict[str, Any] | None:
     if not isinstance(part, dict):
         return None
     kind = part.get("kind")
     if kind == "data" or (kind is None and "data" in part):
-        data = _integral(part.get("data")) if v1 else part.get("data")
+        # 1.x carries data as protobuf Values, where every number is a double: 3 arrives as 3.0;
+        # tool arguments and ids must keep their integers, so integral doubles become ints again
+        data = integral_numbers(part.get("data")) if integral else part.get("data")
         return {"kind": "data", "data": data, "metadata": part.get("metadata") or {}}
     if kind == "text" or (kind is None and "text" in part):
         text = part.get("text")
@@ -187,8 +178,11 @@ def _state(value: Any) -> str | None:
     return value.removeprefix("TASK_STATE_").lower().replace("_", "-") if value.startswith("TASK_STATE_") else value
 
 
-def parse_reply(body: Any, url: str, v1: bool = False) -> Reply:
-    """A JSON-RPC response body -> Reply, or A2AError naming what is wrong with it."""
+def parse_reply(body: Any, url: str, v1: bool = False, integral: bool | None = None) -> Reply:
+    """A JSON-RPC response body -> Reply, or A2AError naming what is wrong with it. `integral`
+    (default: `v1`): the peer sends every number as a double (a2a-sdk 1.x, in either dialect),
+    so integral ones in data parts are read back as integers."""
+    integral = v1 if integral is None else integral
     if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
         raise A2AError(f"{url} did not answer with a JSON-RPC 2.0 response", _snippet(body))
     if "error" in body and body["error"] is not None:
@@ -226,7 +220,7 @@ def parse_reply(body: Any, url: str, v1: bool = False) -> Reply:
         candidates += result.get("parts") or []
         if isinstance(result.get("message"), dict):
             candidates += result["message"].get("parts") or []
-    reply.parts = [p for p in (_normal_part(c, v1) for c in candidates) if p is not None]
+    reply.parts = [p for p in (_normal_part(c, integral) for c in candidates) if p is not None]
     if reply.state in ("failed", "rejected", "canceled"):
         said = " ".join(p.get("text", "") for p in reply.parts if p["kind"] == "text").strip()
         raise A2AError(f"{url} ended the task as {reply.state}" + (f": {bounded(said, 200)}" if said else ""))

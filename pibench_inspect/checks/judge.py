@@ -53,6 +53,14 @@ def parse_answer(raw: str) -> tuple[str, str] | None:
     return answer, str(obj.get("reason") or obj.get("reasoning") or "")
 
 
+def verdict_detail(check: NLJudge, answer: str, reason: str) -> str:
+    """The original's detail string of a verdict (reference 4.4): the question asked (its first
+    80 characters), the expected answer as written, the judge's answer and reason."""
+    q = check.judge_question
+    shown = q[:80] + ("..." if len(q) > 80 else "")
+    return f"llm_judge: question='{shown}' expected={check.expected_answer}, got={answer}, reason={reason}"
+
+
 class ModelJudge:
     """Judges NL checks with a grader model; caches verdicts per sample (same text, question)."""
 
@@ -82,8 +90,7 @@ class ModelJudge:
             self.cache[key] = verdict
         answer, reason = self.cache[key]
         ok = answer == expected
-        return result(ok, f"llm_judge: expected={expected}, got={answer}, reason={reason}",
-                      **({} if ok else {"reason": reason, "answer": answer}))
+        return result(ok, verdict_detail(check, answer, reason), **({} if ok else {"reason": reason, "answer": answer}))
 
     async def _ask(self, text: str, question: str) -> tuple[tuple[str, str] | None, str]:
         messages = [

@@ -170,7 +170,7 @@ def leaderboard_payload(
             # tool_calls is published even when empty (the row carries the list); the rest only when truthy
             if r.get(k) or (k == "tool_calls" and isinstance(r.get(k), list)):
                 d[k] = r[k]
-        checks = r.get("outcome_checks") or _outcome_checks(r.get("dimensions"))
+        checks = r.get("outcome_checks") or _evaluated_checks(r.get("checks")) or _outcome_checks(r.get("dimensions"))
         if checks:
             d["outcome_checks"] = checks
         details.append(d)
@@ -192,11 +192,21 @@ def leaderboard_payload(
     }
 
 
+def _outcome_record(c: dict[str, Any]) -> dict[str, Any]:
+    return {"outcome_id": c.get("outcome_id"), "type": c.get("type"), "passed": c.get("passed"),
+            "detail": c.get("detail", ""), "dimension": ""}
+
+
+def _evaluated_checks(checks: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The original's outcome_checks: every evaluated check in the evaluator's order (reward_basis
+    order, then file order), as a row's `checks` (in that order) give them; a check with no
+    verdict (not evaluated, judge error) is left out, as it is left out of the dimensions."""
+    return [_outcome_record(c) for c in checks or [] if isinstance(c, dict) and c.get("passed") is not None]
+
+
 def _outcome_checks(dimensions: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """From the dimensions, for rows that carry no `checks`: in dimension order, which is not the
+    evaluator's (the decision check comes first)."""
     if not dimensions:
         return []
-    return [
-        {"outcome_id": c.get("outcome_id"), "type": c.get("type"), "passed": c.get("passed"),
-         "detail": c.get("detail", ""), "dimension": ""}
-        for dim in dimensions.values() for c in dim.get("checks", [])
-    ]
+    return [_outcome_record(c) for dim in dimensions.values() for c in dim.get("checks", [])]

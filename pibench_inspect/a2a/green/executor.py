@@ -181,7 +181,8 @@ class GreenExecutor(AgentExecutor):
             await self._fail(updater, outcome.problem())
             return
         try:
-            payload = await asyncio.to_thread(assessment_payload, outcome.log or "", plan.agent_id, plan.result_domain)
+            payload = await asyncio.to_thread(assessment_payload, outcome.log or "", plan.agent_id, plan.result_domain,
+                                              outcome.time_used)
         except AssessmentFailed as err:
             await self._fail(updater, str(err))
             return

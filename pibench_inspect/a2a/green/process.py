@@ -32,6 +32,7 @@ class Outcome:
     status: str | None = None  # that log's status
     error: str | None = None  # the run's own error text (from the log)
     stderr_tail: str = ""
+    time_used: float | None = None  # the evaluation's wall-clock seconds, to the millisecond
 
     @property
     def ok(self) -> bool:
@@ -100,7 +101,9 @@ class RunnerProcess:
         if self._stderr_task:
             await self._stderr_task
         done = self.done or {}
-        return Outcome(code, done.get("log"), done.get("status"), done.get("error"), "".join(self.tail))
+        used = done.get("time_used")
+        used = float(used) if isinstance(used, (int, float)) and not isinstance(used, bool) else None
+        return Outcome(code, done.get("log"), done.get("status"), done.get("error"), "".join(self.tail), used)
 
     async def stop(self, grace: float = 10.0) -> None:
         """SIGINT first: Inspect then writes the log as cancelled (the partial run is evidence);

@@ -13,7 +13,11 @@ Every problem raises InvalidRequest with a message that names the field (`config
 `participants.agent`, ...) and says what is wrong, because the caller is usually a program run
 by someone far away who only sees that message. Unknown config keys are refused (a typo would
 otherwise silently run the default), except the original's `workspace_root`, which we do not use.
-Numbers are bounded: a request must not be able to ask the server for unbounded work.
+Numbers are bounded: a request must not be able to ask the server for unbounded work. They are
+read by meaning (numbers.py): an a2a-sdk 1.x client sends every number as a double, so an
+integral float is the integer it means (`max_steps: 40.0` is 40, `seed: 42.0` derives exactly the
+seeds of 42), a fraction where a whole number is needed is refused naming the field, and a
+boolean is never a number.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from typing import Any, Literal
 
 from a2a.types import DataPart, Message, TextPart
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..numbers import NotWholeNumber, describe, whole_number
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +46,8 @@ MAX_A2A_TIMEOUT = 600.0
 MAX_RETRIES = 5
 URL_KEYS = ("url", "endpoint", "base_url")
 ID_KEYS = ("id", "agentbeats_id")
+# the config's whole-number fields (read by meaning: 40.0 is 40)
+WHOLE_NUMBER_KEYS = ("num_trials", "concurrency", "max_steps", "seed", "max_user_turns", "retry_failed")
 
 
 class InvalidRequest(ValueError):
@@ -62,7 +70,8 @@ def _show(value: Any) -> str:
 
 class AssessmentConfig(BaseModel):
     """`config` of the request. Strict types: a JSON caller that sends "40" for max_steps has
-    made a mistake worth hearing about, and `true` must not pass as the integer 1."""
+    made a mistake worth hearing about, and `true` must not pass as the integer 1. Whole numbers
+    are read by meaning: 40.0 (what an a2a-sdk 1.x client sends for 40) is 40."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -86,6 +95,19 @@ class AssessmentConfig(BaseModel):
     # rounds of re-running the sample runs that ended on an infrastructure error (Inspect's
     # retry_on_error), as the original's retry_failed re-ran its failed items
     retry_failed: int = Field(default=0, ge=0, le=MAX_RETRIES)
+
+    @field_validator(*WHOLE_NUMBER_KEYS, mode="before")
+    @classmethod
+    def _whole(cls, v: Any) -> Any:
+        if v is None:
+            return None  # absent optional (concurrency); a required field refuses it itself
+        if isinstance(v, float) and abs(v) >= 2**63:  # integral, but no bound check should print 300 digits
+            raise ValueError("expected a whole number between -2^63 and 2^63-1")
+        try:
+            return whole_number(v, "")
+        except NotWholeNumber:
+            # the field and the value are added by _config's message
+            raise ValueError("expected a whole number" + (", not a boolean" if isinstance(v, bool) else "")) from None
 
     @field_validator("scenarios", mode="before")
     @classmethod
@@ -168,11 +190,17 @@ def _participant(data: dict[str, Any]) -> tuple[str, str, str | None]:
 
 
 def _ident(value: Any, field: str) -> str | None:
+    """An id: a non-empty string, or a whole number (7, or 7.0 from an a2a-sdk 1.x client: "7")."""
     if value is None:
         return None
-    if not isinstance(value, (str, int)) or isinstance(value, bool) or str(value) == "":
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return str(whole_number(value, field))
+        except NotWholeNumber:
+            raise InvalidRequest(f"{field}: expected a non-empty string or a whole number, got {describe(value)}") from None
+    if not isinstance(value, str) or value == "":
         raise InvalidRequest(f"{field}: expected a non-empty string, got {_show(value)}")
-    return str(value)
+    return value
 
 
 def _agent_id(data: dict[str, Any], role: str, from_entry: str | None) -> str:

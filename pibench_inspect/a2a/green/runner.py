@@ -9,7 +9,11 @@ one run must not take the server down; the server can also end a run by its proc
 Protocol on stdout, one JSON object per line (everything else the run prints goes to stderr):
     {"event": "start", "total": N}
     {"event": "sample_end", "scenario_id": ..., "epoch": e, "completed": n, "total": N, "error"?: str}
-    {"event": "done", "log": PATH, "status": "success"|"error"|"cancelled", "error"?: str}
+    {"event": "done", "log": PATH, "status": "success"|"error"|"cancelled", "error"?: str,
+     "time_used": seconds}
+`time_used` is the evaluation's own wall-clock duration, measured here to the millisecond: the
+log's run timestamps have whole-second resolution (Inspect writes them with timespec="seconds"),
+so a sub-second run would report 0.0 where the original reports 0.489.
 Exit status 0 when the log's status is success, 1 otherwise, 2 for a bad invocation.
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any, TextIO
 
 from inspect_ai.hooks import Hooks, SampleEnd, TaskStart, hooks
@@ -95,6 +100,7 @@ def run(plan: dict[str, Any]) -> int:
         if problem:
             emit({"event": "done", "log": None, "status": "error", "error": problem})
             return 1
+    started = time.perf_counter()
     logs = inspect_eval(
         plan["task"],
         task_args=plan["task_args"],
@@ -111,11 +117,12 @@ def run(plan: dict[str, Any]) -> int:
         # the original's retry_failed: run again what ended on an infrastructure error
         retry_on_error=plan.get("retry_on_error") or None,
     )
+    time_used = round(time.perf_counter() - started, 3)
     if not logs:
         emit({"event": "done", "log": None, "status": "error", "error": "Inspect returned no log"})
         return 1
     log = logs[0]
-    done: dict[str, Any] = {"event": "done", "log": log.location, "status": log.status}
+    done: dict[str, Any] = {"event": "done", "log": log.location, "status": log.status, "time_used": time_used}
     if log.error is not None:
         done["error"] = log.error.message
     emit(done)
