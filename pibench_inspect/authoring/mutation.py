@@ -33,7 +33,7 @@ from typing import Any
 
 from inspect_ai.model import ChatMessageAssistant
 
-from .._sync import run_sync
+from .._sync import run_now
 from ..checks.evaluate import evaluate
 from ..checks.trace import build_trace
 from ..conversation.arguments import fill_arguments
@@ -300,7 +300,7 @@ def mutants(entry: Entry) -> tuple[list[Mutant], list[str]]:
 
 def killed(entry: Entry, mutant: Mutant) -> bool:
     run = play_calls(entry.scenario, entry.domain, mutant.calls, final_text=mutant.final_text)
-    ev = run_sync(evaluate(entry.scenario, build_trace(run.messages), run.final_state, "user_stop",
+    ev = run_now(evaluate(entry.scenario, build_trace(run.messages), run.final_state, "user_stop",
                            decision_tool=entry.domain.config.decision_tool))
     return not ev.all_passed
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._sync import run_sync
+from .._sync import run_now
 from ..checks.evaluate import Evaluation, evaluate
 from ..checks.trace import build_trace
 from ..conversation.agents import builtin_agent
@@ -27,7 +27,7 @@ def play_agent(entry: Entry, agent: str) -> Evaluation:
         return hit[1]
     s, d = entry.scenario, entry.domain
     run = played_run(entry, agent)
-    ev = run_sync(evaluate(s, build_trace(run.messages), run.final_state, "user_stop",
+    ev = run_now(evaluate(s, build_trace(run.messages), run.final_state, "user_stop",
                            decision_tool=d.config.decision_tool))
     _PLAYED[key] = (entry.scenario, ev)
     return ev
