@@ -36,6 +36,21 @@ TARGET_CPU_MS = 20.0
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 
 
+def check_log(log_dir: str, samples: int) -> None:
+    """A run compared must have ended `success` with every sample: a failed run exits 0 too
+    (Inspect's exit code does not say), and its time would be a floor of nothing."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    logs = list_eval_logs(log_dir)
+    if len(logs) != 1:
+        raise SystemExit(f"{log_dir}: expected one log, found {len(logs)}")
+    log = read_eval_log(logs[0].name, header_only=True)
+    done = log.results.completed_samples if log.results else 0
+    if log.status != "success" or done != samples:
+        raise SystemExit(f"{logs[0].name}: run ended {log.status} with {done} of {samples} samples "
+                         f"({log.error.message if log.error else 'no error recorded'}); not a measurement")
+
+
 def timed(cmd: list[str]) -> dict[str, float]:
     """Run a command; its wall seconds, CPU seconds (user + system) and peak RSS (MB)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "INSPECT_LOG_LEVEL": "warning"}
@@ -82,6 +97,8 @@ def main() -> None:
         runs["pibench"].append(timed(pibench_cmd(str(tmp / f"p{i}"))))
         runs["bare"].append(timed(bare_cmd(tmp / "shape.json", str(tmp / f"b{i}"))))
         runs["start-up"].append(timed(bare_cmd(tmp / "one.json", str(tmp / f"s{i}"))))
+        for kind, size in (("p", n), ("b", n), ("s", 1)):
+            check_log(str(tmp / f"{kind}{i}"), size)
     med = {k: {m: statistics.median(r[m] for r in v) for m in ("wall", "cpu", "rss")} for k, v in runs.items()}
     # the ratio of each repetition's pair (same load), then its median
     ratios = [p["wall"] / b["wall"] for p, b in zip(runs["pibench"], runs["bare"])]

@@ -347,7 +347,7 @@ def _run_gate(entry: Entry) -> GateResult:
 
 def gate_problems(entry: Entry, result: GateResult | None = None) -> list[str]:
     result = result or run_gate(entry)
-    return result.problems + [
+    return result.problems + unused_equivalents(entry, result) + [
         f"mutation gate: mutant {m.id} survives (every deterministic check passes); add {m.hint}, "
         "or declare it in mutation_gate.equivalent with the reason it is still correct"
         for m in result.survived

@@ -162,7 +162,8 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
         if gates and not static:
             problems += gate_problems(entry, tally)
     if gates:
-        problems += family_problems(entries) + label_balance(entries)
+        # balance is a property of the whole set, whatever --only checks
+        problems += family_problems(entries) + label_balance(list(scenario_set.entries.values()))
     return problems
 
 

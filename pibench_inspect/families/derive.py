@@ -320,12 +320,36 @@ def noncompliant(family: Family, case: Case) -> dict[str, Any]:
     return {"tool_calls": calls, "decision": "ALLOW"}
 
 
+CALL_MUTANT = re.compile(r"^(?:arg|drop|verify):[^:]*:([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def applies(pattern: str, called: set[str]) -> bool:
+    """Whether a family-wide equivalence can match a mutant of this case: a call's mutants exist
+    only where the case calls the tool, an added call only where it does not."""
+    m = CALL_MUTANT.match(pattern)
+    if m and "*" not in m.group(1):
+        return m.group(1) in called
+    if pattern.startswith("add:") and "*" not in pattern:
+        return pattern[4:] not in called
+    return True
+
+
 def equivalents(family: Family, case: Case, domain: Domain) -> list[dict[str, str]]:
-    out = [e.model_dump() for e in family.equivalent]
-    for sid in case.path:
+    called = {c["name"] for c in case.calls}
+    out = [e.model_dump() for e in family.equivalent if applies(e.mutant, called)]
+    harmless = {**family.harmless, **(case.effect.harmless if case.effect else {})}
+    for tool, reason in harmless.items():  # calling it too is no fault here: the add mutant is right
+        out.append({"mutant": f"add:{tool}", "reason": reason})
+    for sid, call in zip(case.path, case.calls):
         step = family.steps[sid]
+        spec = domain.tool_index[step.tool]
+        never_mutated = set(spec.free_text) | set(spec.filters)
         for arg, reason in step.unpinned.items():
-            out.append({"mutant": f"arg:*:{step.tool}.{arg}=*", "reason": reason})
+            prop = spec.schema.get("properties", {}).get(arg, {})
+            # the gate changes an argument the call passes, or an omitted choice (enum, boolean)
+            mutated = arg in call["arguments"] or prop.get("enum") or prop.get("type") == "boolean"
+            if mutated and arg not in never_mutated:
+                out.append({"mutant": f"arg:*:{step.tool}.{arg}=*", "reason": reason})
         for arg, values in step.accept.items():
             for v in _render(values, case.env, f"steps.{sid}.accept.{arg}"):
                 out.append({"mutant": f"arg:*:{step.tool}.{arg}={json.dumps(v, default=str)}",
