@@ -60,6 +60,7 @@ def load_set(source: str | Path | None = None) -> ScenarioSet:
     out = ScenarioSet(source=src)
     aliases = alias_table(droot) if droot.is_dir() else AliasTable({})
     domain_cache: dict[Path, Domain | ScenarioError] = {}
+    dirs: dict[str, Path] = {}
     for folder, err in aliases.errors.items():  # reported once, whether or not a scenario uses it
         domain_cache[droot / folder] = err
         out.errors.append(err)
@@ -70,7 +71,10 @@ def load_set(source: str | Path | None = None) -> ScenarioSet:
             out.errors.append(err)
             continue
         try:
-            ddir = resolve_domain_dir(scenario.meta.domain, droot, aliases.names)
+            # one resolution per domain name, not per scenario (hundreds share a few domains)
+            if scenario.meta.domain not in dirs:
+                dirs[scenario.meta.domain] = resolve_domain_dir(scenario.meta.domain, droot, aliases.names)
+            ddir = dirs[scenario.meta.domain]
         except FileNotFoundError as err:
             out.errors.append(ScenarioError(path, [f"meta.domain: {err}"]))
             continue

@@ -35,9 +35,12 @@ def inside(path: Path, root: Path) -> bool:
 
 def confined(path: Path, root: Path | None, what: str) -> Path:
     """The real path of `path`; with `root`, it must lie inside it."""
-    if root is not None and not inside(path, root):
-        raise ScenarioError(path, [f"(file): {what} resolves outside the source folder {root}"])
-    return path.resolve()
+    real = path.resolve()
+    if root is not None:
+        top = root.resolve()
+        if not (real == top or top in real.parents):
+            raise ScenarioError(path, [f"(file): {what} resolves outside the source folder {root}"])
+    return real
 
 
 def read_bytes(path: Path, root: Path | None, what: str) -> bytes:
@@ -96,7 +99,7 @@ def depth(value: Any) -> int:
         if d > MAX_JSON_DEPTH:
             return d
         deepest = max(deepest, d)
-        stack.extend((c, d) for c in children)
+        stack.extend((c, d) for c in children if isinstance(c, (dict, list)))  # scalars add no depth
     return deepest
 
 
