@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..scenario.model import ArgumentMode, Equivalent, Fact, Label, PolicyCheck
+from ..scenario.model import ArgumentMode, Equivalent, Fact, Label, PolicyCheck, ResultTest
 
 FORMAT = "pibench_family_v1"
 # the original generator's behavioural envelopes, by our names; a family may add its own
@@ -81,17 +81,6 @@ class Derived(Strict):
     how: str = Field(min_length=1)
 
 
-class Returns(Strict):
-    equals: Any = None
-    at_least: float | None = None
-
-    @model_validator(mode="after")
-    def _one(self) -> "Returns":
-        if ("equals" in self.model_fields_set) == (self.at_least is not None):
-            raise ValueError("returns needs exactly one of equals, at_least")
-        return self
-
-
 class Step(Strict):
     """One tool call of the procedure. Arguments are templates over the slots."""
 
@@ -115,7 +104,7 @@ class Step(Strict):
     alternatives: list[str] = Field(default_factory=list)
     # what the call must have returned (result field -> test): a tool_returned check, e.g. a
     # verification that matched at least two items, whichever items the caller gave
-    returns: dict[str, Returns] = Field(default_factory=dict)
+    returns: dict[str, ResultTest] = Field(default_factory=dict)
     # state paths and the value they hold once the call ran; when the step is blocked, the same
     # paths are checked to keep their initial value
     state: dict[str, Any] = Field(default_factory=dict)

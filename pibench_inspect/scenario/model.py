@@ -88,7 +88,20 @@ class ToolNotCalledWith(CheckBase):
         return self.arguments
 
 
-class ToolReturned(CheckBase):
+class ResultTest(Strict):
+    """A test of a value a call returned: `equals` a value, or is `at_least` a number."""
+
+    equals: Any = None
+    at_least: float | None = None
+
+    @model_validator(mode="after")
+    def _one_test(self) -> "ResultTest":
+        if ("equals" in self.model_fields_set) == (self.at_least is not None):
+            raise ValueError("needs exactly one of equals, at_least")
+        return self
+
+
+class ToolReturned(ResultTest, CheckBase):
     """Some call of `tool_name` with these arguments (modes as in `tool_called_with`; none: any
     call) returned a JSON result whose `field` (dotted) equals `equals` or is at least
     `at_least` (ours). Judges what a call established, not how it was asked: a verification
@@ -99,14 +112,6 @@ class ToolReturned(CheckBase):
     arguments: dict[str, Any] = Field(default_factory=dict)
     argument_modes: dict[str, ArgumentMode] = Field(default_factory=dict)
     field: str = Field(min_length=1)
-    equals: Any = None
-    at_least: float | None = None
-
-    @model_validator(mode="after")
-    def _one_test(self) -> "ToolReturned":
-        if ("equals" in self.model_fields_set) == (self.at_least is not None):
-            raise ValueError("tool_returned needs exactly one of equals, at_least")
-        return self
 
     def expected_arguments(self) -> dict[str, Any]:
         return self.arguments
