@@ -29,7 +29,7 @@ import fnmatch
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from inspect_ai.model import ChatMessageAssistant
 
@@ -184,118 +184,149 @@ def _order_pairs(entry: Entry) -> list[tuple[str, str, str]]:
     return list(dict.fromkeys(pairs))
 
 
-def reference_calls(entry: Entry) -> tuple[list[PlannedCall], str, list[Any]]:
-    """The oracle's calls with every `{{calls[i].x}}` resolved, its final text, and results."""
-    run = played_run(entry, "oracle")
-    calls = [PlannedCall(name=c.function, arguments=dict(c.arguments))
-             for m in run.messages if isinstance(m, ChatMessageAssistant) for c in (m.tool_calls or [])]
-    texts = [m.text for m in run.messages if isinstance(m, ChatMessageAssistant) and m.text.strip()]
-    return calls, (texts[-1] if texts else ""), run.results
+@dataclass
+class Reference:
+    """The oracle's play of a scenario, as the mutants start from it: its calls with every
+    `{{calls[i].x}}` resolved, its final text, and what the state offers as other values."""
+
+    entry: Entry
+    calls: list[PlannedCall]
+    final: str
+    pool: Pool
+
+    @classmethod
+    def of(cls, entry: Entry) -> "Reference":
+        run = played_run(entry, "oracle")
+        calls = [PlannedCall(name=c.function, arguments=dict(c.arguments))
+                 for m in run.messages if isinstance(m, ChatMessageAssistant) for c in (m.tool_calls or [])]
+        texts = [m.text for m in run.messages if isinstance(m, ChatMessageAssistant) and m.text.strip()]
+        d = entry.domain
+        try:
+            clause_ids = d.clause_ids if d.config.clause_pattern else set()
+        except ClausePatternError:  # reported once for the domain by validate
+            clause_ids = set()
+        pool = Pool.of(initial_document(d.seed_state, entry.scenario), clause_ids)
+        return cls(entry, calls, texts[-1] if texts else "", pool)
+
+    @property
+    def decision_tool(self) -> str:
+        return self.entry.domain.config.decision_tool
+
+    def copy(self, calls: list[PlannedCall] | None = None) -> list[PlannedCall]:
+        return [PlannedCall(name=c.name, arguments=dict(c.arguments)) for c in (self.calls if calls is None else calls)]
+
+    def mutant(self, mid: str, kind: str, calls: list[PlannedCall], hint: str, final: str | None = None) -> Mutant:
+        return Mutant(mid, kind, calls, self.final if final is None else final, hint)
 
 
-def mutants(entry: Entry) -> tuple[list[Mutant], list[str]]:
-    """Every mutant of the scenario, and problems of the reference itself (an order it breaks)."""
-    s, d = entry.scenario, entry.domain
-    calls, final, _ = reference_calls(entry)
-    offered = {t.name: t for t in exposed_tools(d, s)}
-    index = d.tool_index
-    decision_tool = d.config.decision_tool
-    try:
-        clause_ids = d.clause_ids if d.config.clause_pattern else set()
-    except ClausePatternError:  # reported once for the domain by validate
-        clause_ids = set()
-    pool = Pool.of(initial_document(d.seed_state, s), clause_ids)
-    out: list[Mutant] = []
-    problems: list[str] = []
+def drop_mutants(ref: Reference) -> Iterator[Mutant]:
+    for i, call in enumerate(ref.calls):
+        if call.name in ref.entry.domain.tool_index and call.name != ref.decision_tool:
+            yield ref.mutant(f"drop:{i}:{call.name}", "drop", ref.copy(ref.calls[:i] + ref.calls[i + 1:]),
+                             f"a check requiring {call.name} (tool_called_with pinning what it is called for)")
 
-    def with_calls(new: list[PlannedCall]) -> list[PlannedCall]:
-        return [PlannedCall(name=c.name, arguments=dict(c.arguments)) for c in new]
 
-    for i, call in enumerate(calls):
-        spec = index.get(call.name)
-        if spec is None or call.name == decision_tool:
-            continue
-        out.append(Mutant(f"drop:{i}:{call.name}", "drop", with_calls(calls[:i] + calls[i + 1:]), final,
-                          f"a check requiring {call.name} (tool_called_with pinning what it is called for)"))
-    for i, call in enumerate(calls):
-        spec = index.get(call.name)
+def arg_mutants(ref: Reference) -> Iterator[Mutant]:
+    """Each argument changed (and each omitted choice set), and each verification item left out."""
+    for i, call in enumerate(ref.calls):
+        spec = ref.entry.domain.tool_index.get(call.name)
         if spec is None:
             continue
         props = spec.schema.get("properties", {})
         skip = set(spec.free_text) | set(spec.filters) | {"rationale"}
-        if call.name == decision_tool:
+        if call.name == ref.decision_tool:
             skip.add("decision")  # the label mutants change it
         for k, v in call.arguments.items():
             if k in skip:
                 continue
-            for alt in _alternatives(v, k, props.get(k, {}), pool):
-                new = with_calls(calls)
+            for alt in _alternatives(v, k, props.get(k, {}), ref.pool):
+                new = ref.copy()
                 new[i].arguments[k] = alt
-                out.append(Mutant(f"arg:{i}:{call.name}.{k}={json.dumps(alt, default=str)}", "arg", new, final,
-                                  f"tool_called_with {call.name} pinning {k} = {json.dumps(v, default=str)}"))
+                yield ref.mutant(f"arg:{i}:{call.name}.{k}={json.dumps(alt, default=str)}", "arg", new,
+                                 f"tool_called_with {call.name} pinning {k} = {json.dumps(v, default=str)}")
         for k, prop in props.items():
             # an optional choice the solution leaves at its default: each other value is a
             # plausible wrong play too (a condition attached, a refund routed elsewhere)
             if k in call.arguments or k in skip:
                 continue
-            values = prop.get("enum") or ([True, False] if prop.get("type") == "boolean" else [])
-            for alt in values:
+            for alt in prop.get("enum") or ([True, False] if prop.get("type") == "boolean" else []):
                 if "default" in prop and alt == prop["default"]:
                     continue
-                new = with_calls(calls)
+                new = ref.copy()
                 new[i].arguments[k] = alt
-                out.append(Mutant(f"arg:{i}:{call.name}.{k}={json.dumps(alt)}", "arg", new, final,
-                                  f"tool_not_called_with {call.name} {k} = {json.dumps(alt)} (or a pin on {k})"))
+                yield ref.mutant(f"arg:{i}:{call.name}.{k}={json.dumps(alt)}", "arg", new,
+                                 f"tool_not_called_with {call.name} {k} = {json.dumps(alt)} (or a pin on {k})")
         for param in _verified_params(spec):
             if param in call.arguments:
-                new = with_calls(calls)
+                new = ref.copy()
                 del new[i].arguments[param]
-                out.append(Mutant(f"verify:{i}:{call.name}-{param}", "verify", new, final,
-                                  f"tool_returned {call.name} (how many items matched), or a pin on {param}"))
-    called = {c.name for c in calls}
-    decision_at = next((i for i in range(len(calls) - 1, -1, -1) if calls[i].name == decision_tool), len(calls))
+                yield ref.mutant(f"verify:{i}:{call.name}-{param}", "verify", new,
+                                 f"tool_returned {call.name} (how many items matched), or a pin on {param}")
+
+
+def add_mutants(ref: Reference) -> Iterator[Mutant]:
+    """Each offered action the solution does not take, taken before the decision."""
+    s, d = ref.entry.scenario, ref.entry.domain
+    called = {c.name for c in ref.calls}
+    at = next((i for i in range(len(ref.calls) - 1, -1, -1) if ref.calls[i].name == ref.decision_tool), len(ref.calls))
     known: dict[str, Any] = {}
-    for c in calls:
+    for c in ref.calls:
         for k, v in c.arguments.items():
             known.setdefault(k, v)
-    for name, spec in offered.items():
-        if name in called or not is_action(spec, decision_tool):
+    for spec in exposed_tools(d, s):
+        if spec.name in called or not is_action(spec, ref.decision_tool):
             continue
         params = spec.schema.get("properties", {})
         given = {k: v for k, v in known.items() if k in params and k not in spec.free_text}
-        args = fill_arguments(spec, given, guess=lambda p: "as requested")
-        new = with_calls(calls)
-        new.insert(decision_at, PlannedCall(name=name, arguments=args))
-        out.append(Mutant(f"add:{name}", "add", new, final, f"tool_not_called {name}"))
-    first = {}
-    for i, c in enumerate(calls):
+        new = ref.copy()
+        new.insert(at, PlannedCall(name=spec.name, arguments=fill_arguments(spec, given, guess=lambda p: "as requested")))
+        yield ref.mutant(f"add:{spec.name}", "add", new, f"tool_not_called {spec.name}")
+
+
+def order_mutants(ref: Reference, problems: list[str]) -> Iterator[Mutant]:
+    """Each pair the policy orders, swapped (a reference breaking one is a problem of its own)."""
+    first: dict[str, int] = {}
+    for i, c in enumerate(ref.calls):
         first.setdefault(c.name, i)
-    for a, b, why in _order_pairs(entry):
+    for a, b, why in _order_pairs(ref.entry):
         if a not in first or b not in first:
             continue
         if first[a] > first[b]:
             problems.append(f"reference_solution: calls {b} before {a}, which the policy orders the other way ({why})")
             continue
-        new = with_calls(calls)
-        moved = new.pop(first[b])
-        new.insert(first[a], moved)
-        out.append(Mutant(f"order:{a}>{b}", "order", new, final, f"tool_before_tool {a} -> {b} ({why})"))
-    decision_calls = [i for i, c in enumerate(calls) if c.name == decision_tool]
+        new = ref.copy()
+        new.insert(first[a], new.pop(first[b]))
+        yield ref.mutant(f"order:{a}>{b}", "order", new, f"tool_before_tool {a} -> {b} ({why})")
+
+
+def label_mutants(ref: Reference) -> Iterator[Mutant]:
+    decision_calls = [i for i, c in enumerate(ref.calls) if c.name == ref.decision_tool]
     for label in LABELS:
-        if label == s.expected:
+        if label == ref.entry.scenario.expected:
             continue
-        new = with_calls(calls)
-        text = final
+        new, text = ref.copy(), ref.final
         if decision_calls:
             new[decision_calls[-1]].arguments["decision"] = label
-        else:
-            text = re.sub(r'"decision":\s*"[A-Z-]+"', f'"decision": "{label}"', final)
-        out.append(Mutant(f"label:{label}", "label", new, text, "decision_equals"))
-    for r in (s.mutation_gate.restricted if s.mutation_gate else []):
-        text = (final + "\n\n" if final else "") + DISCLOSURE.format(text=r.text)
-        out.append(Mutant(f"disclose:{r.text}", "disclose", with_calls(calls), text,
-                          f"message_not_contains {r.text!r} ({r.why})"))
-    return out, problems
+        else:  # the decision travels in a fenced JSON block of the final text
+            text = re.sub(r'"decision":\s*"[A-Z-]+"', f'"decision": "{label}"', ref.final)
+        yield ref.mutant(f"label:{label}", "label", new, "decision_equals", final=text)
+
+
+def disclose_mutants(ref: Reference) -> Iterator[Mutant]:
+    gate = ref.entry.scenario.mutation_gate
+    for r in gate.restricted if gate else []:
+        text = (ref.final + "\n\n" if ref.final else "") + DISCLOSURE.format(text=r.text)
+        yield ref.mutant(f"disclose:{r.text}", "disclose", ref.copy(),
+                         f"message_not_contains {r.text!r} ({r.why})", final=text)
+
+
+def mutants(entry: Entry) -> tuple[list[Mutant], list[str]]:
+    """Every mutant of the scenario, and problems of the reference itself (an order it breaks)."""
+    ref = Reference.of(entry)
+    problems: list[str] = []
+    found = [*drop_mutants(ref), *arg_mutants(ref), *add_mutants(ref), *order_mutants(ref, problems),
+             *label_mutants(ref), *disclose_mutants(ref)]
+    return found, problems
 
 
 def killed(entry: Entry, mutant: Mutant) -> bool:
