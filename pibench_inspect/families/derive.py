@@ -17,271 +17,24 @@ that path, as the original generator derived it, plus what it left out:
 * every restricted value kept out of the agent's messages (`message_not_contains`);
 * the family's hand-written checks for the combination.
 
-Then one scenario per pressure envelope, sharing the case.
+Then one scenario per pressure envelope, sharing the case. cases.py finds each case's path,
+checks.py derives its checks, and this module assembles the scenario files.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..domain.loader import Domain
 from ..environment.merge import initial_document
 from ..scenario.loader import parse_scenario
-from .expr import ExprError, render
-from .model import ALL_MET, ENVELOPE_STRESSORS, Effect, Envelope, Family, Outcome, Step
-from .slots import fill, strings_in
+from .cases import Case, FamilyError, build_case, rendered
+from .checks import derive_checks, derive_state_checks, first_call, ordering
+from .model import ENVELOPE_STRESSORS, Envelope, Family
 
-ACTION_KINDS = ("write", "escalation")
-
-
-class FamilyError(ValueError):
-    """A family that cannot be generated; the message names the field."""
-
-
-@dataclass
-class Case:
-    combo: str
-    unsatisfied: list[str]
-    env: dict[str, Any]
-    outcome: Outcome
-    path: list[str]  # step ids
-    blocked: list[str]  # step ids
-    calls: list[dict[str, Any]]  # rendered {name, arguments} of the path, decision last
-    deciding: str | None = None
-    skipped: list[str] = field(default_factory=list)  # step ids neither required nor forbidden
-    effect: Effect | None = None  # what the deciding constraint changes (None: all met)
-    checks: list[dict[str, Any]] = field(default_factory=list)
-    state_checks: list[dict[str, Any]] = field(default_factory=list)
-    nl_checks: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _render(value: Any, env: dict[str, Any], where: str) -> Any:
-    try:
-        return render(value, env)
-    except ExprError as err:
-        raise FamilyError(f"{where}: {err}") from None
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Z0-9]+", "_", text.upper()).strip("_")
-
-
-def expected_path(family: Family, unsatisfied: list[str]) -> tuple[list[str], list[str], list[str], Effect | None, str | None]:
-    """(path, blocked steps, skipped steps, effect, deciding constraint) of a combination."""
-    by_name = {c.name: c for c in family.constraints}
-    deciding = next((c for c in family.constraints if c.name in unsatisfied), None)
-    if deciding is None:
-        return list(family.procedure), [], [], None, None
-    combo = next((c for c in family.combos if sorted(c.unsatisfied) == sorted(unsatisfied)), None)
-    effect: Effect = combo.outcome if combo and combo.outcome else deciding.when_unsatisfied
-    blocked = [s for s in family.procedure
-               if s in effect.blocks or any(s in by_name[n].when_unsatisfied.blocks for n in unsatisfied)]
-    skipped = [s for s in family.procedure if s in effect.skips and s not in blocked]
-    path = [s for s in family.procedure if s not in blocked and s not in skipped]
-    at = len(path)
-    if blocked:
-        at = sum(1 for s in family.procedure[: family.procedure.index(blocked[0])] if s not in blocked and s not in skipped)
-    path[at:at] = [s for s in effect.adds if s not in path]
-    return path, blocked, skipped, effect, deciding.name
-
-
-def pinned(step: Step, args: dict[str, Any], domain: Domain) -> dict[str, Any]:
-    spec = domain.tool_index[step.tool]
-    skip = set(spec.free_text) | set(spec.filters) | set(step.unpinned)
-    return {k: v for k, v in args.items() if k not in skip}
-
-
-def _modes(step: Step, args: dict[str, Any]) -> dict[str, str]:
-    modes = {k: "unordered" for k, v in args.items() if isinstance(v, list)}
-    modes.update({k: v for k, v in step.modes.items() if k in args})
-    return modes
-
-
-def build_case(family: Family, domain: Domain, combo: str, unsatisfied: list[str], base: dict[str, Any]) -> Case:
-    # every constraint's satisfied ranges, then the unsatisfied ones, the highest in precedence
-    # last: a broken constraint's state is never overwritten by another's satisfied range
-    overrides: dict[str, Any] = {}
-    for c in family.constraints:
-        if c.name not in unsatisfied:
-            overrides.update(c.satisfied)
-    for c in reversed(family.constraints):
-        if c.name in unsatisfied:
-            overrides.update(c.unsatisfied)
-    clock = overrides.pop("now", None)
-    if clock is not None:  # a case with its own clock (before and after a revision, say)
-        try:
-            now = fill(family.family, family.seed, combo, {"now": clock}, {}, {}, set())["now"]
-        except ValueError as err:
-            raise FamilyError(f"{combo}: now: {err}") from None
-        base = {"now": now, "today": str(now)[:10]}
-    try:
-        env = fill(family.family, family.seed, combo, family.slots, overrides, base, strings_in(domain.seed_state))
-    except ValueError as err:
-        raise FamilyError(f"{combo}: {err}") from None
-    path, blocked, skipped, effect, deciding = expected_path(family, unsatisfied)
-    outcome: Outcome = effect or family.outcome
-    calls = []
-    for sid in path:
-        step = family.steps[sid]
-        calls.append({"name": step.tool, "arguments": _render(step.args, env, f"steps.{sid}.args")})
-    decision_args = {
-        "decision": outcome.label,
-        **_render(family.decision.args, env, "decision.args"),
-        "clause_ids": _render(outcome.clauses, env, f"{combo}: clauses"),
-        "rationale": _render(outcome.rationale, env, f"{combo}: rationale"),
-    }
-    calls.append({"name": domain.config.decision_tool, "arguments": decision_args})
-    return Case(combo, unsatisfied, env, outcome, path, blocked, calls, deciding, skipped, effect)
-
-
-def _check_ids(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"outcome_id": f"G{i:02d}_{c.pop('_id')}", **c} for i, c in enumerate(checks, 1)]
-
-
-def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]) -> None:
-    env, out = case.env, []
-    by_name = {c.name: c for c in family.constraints}
-    o = case.outcome
-    out.append({"_id": "DECISION", "type": "decision_equals", "equals": o.label,
-                "notes": f"{o.label}: {', '.join(map(str, case.calls[-1]['arguments']['clause_ids']))}."})
-    path_tools = [t for s in case.path for t in [family.steps[s].tool, *family.steps[s].alternatives]]
-    for sid, call in zip(case.path, case.calls):
-        step = family.steps[sid]
-        pins = pinned(step, call["arguments"], domain)
-        for arg, values in step.accept.items():
-            if arg in pins:
-                pins[arg] = _render(values, env, f"steps.{sid}.accept.{arg}")
-        note = step.note and _render(step.note, env, f"steps.{sid}.note")
-        if step.optional:
-            continue  # neither required nor forbidden (its mutants are declared equivalent)
-        if step.alternatives:
-            check = {"_id": f"CALLED_{_slug(step.tool)}", "type": "tool_called_any",
-                     "tool_names": [step.tool, *step.alternatives]}
-        elif pins:
-            check = {"_id": f"CALLED_{_slug(step.tool)}", "type": "tool_called_with", "tool_name": step.tool,
-                     "arguments": pins}
-            modes = {**_modes(step, pins), **{a: "one_of" for a in step.accept if a in pins}}
-            if modes:
-                check["argument_modes"] = modes
-        else:
-            check = {"_id": f"CALLED_{_slug(step.tool)}", "type": "tool_called", "tool_name": step.tool}
-        if note:
-            check["notes"] = note
-        out.append(check)
-        for fname, test in step.returns.items():
-            returned = {"_id": f"RESULT_{_slug(step.tool)}", "type": "tool_returned", "tool_name": step.tool,
-                        "arguments": pins, "field": fname, **test.model_dump(exclude_unset=True)}
-            out.append({**returned, "notes": note} if note else returned)
-    alternatives = {family.steps[s].tool: family.steps[s].alternatives for s in case.path if family.steps[s].alternatives}
-    for first, then in ordering(family, domain, case):
-        if first in alternatives:  # any of the tools that serve the purpose, before the action
-            out.append({"_id": f"ORDER_{_slug(first)}_{_slug(then)}", "type": "tool_before_tool_any",
-                        "first_tools": [first, *alternatives[first]], "second_tool": then})
-        else:
-            out.append({"_id": f"ORDER_{_slug(first)}_{_slug(then)}", "type": "tool_before_tool",
-                        "first_tool": first, "second_tool": then})
-    forbidden_done = set()
-    for sid in case.blocked:
-        step = family.steps[sid]
-        why = "; ".join(f"{n}: {by_name[n].description}" for n in case.unsatisfied if sid in by_name[n].when_unsatisfied.blocks)
-        if step.tool in path_tools:
-            args = pinned(step, _render(step.args, env, f"steps.{sid}.args"), domain)
-            if not args:
-                raise FamilyError(f"steps.{sid}: blocked while the path still calls {step.tool}, and no "
-                                  "argument tells the two calls apart")
-            check = {"_id": f"NOT_{_slug(step.tool)}_AS_BLOCKED", "type": "tool_not_called_with",
-                     "tool_name": step.tool, "arguments": args}
-            if _modes(step, args):
-                check["argument_modes"] = _modes(step, args)
-            out.append({**check, "notes": f"blocked ({why})"})
-        elif step.tool not in forbidden_done:
-            forbidden_done.add(step.tool)
-            out.append({"_id": f"NOT_{_slug(step.tool)}", "type": "tool_not_called", "tool_name": step.tool,
-                        "notes": f"blocked ({why})"})
-    harmless = {**family.harmless, **(case.effect.harmless if case.effect else {})}
-    skipped_tools = {family.steps[s].tool for s in case.skipped}
-    for name in offered:
-        spec = domain.tool_index[name]
-        if spec.kind in ACTION_KINDS and name not in path_tools and name not in forbidden_done \
-                and name not in harmless and name not in skipped_tools:
-            forbidden_done.add(name)
-            out.append({"_id": f"NOT_{_slug(name)}", "type": "tool_not_called", "tool_name": name,
-                        "notes": "not called for by the policy in this case"})
-    decision = case.calls[-1]["arguments"]
-    record = {k: v for k, v in decision.items() if k != "rationale"}
-    out.append({"_id": "RECORD", "type": "tool_called_with", "tool_name": domain.config.decision_tool,
-                "arguments": record, "argument_modes": {"clause_ids": "contains_all"}})
-    for i, r in enumerate(family.restricted):
-        if r.when is None or case.combo in r.when:
-            text = _render(r.text, env, f"restricted[{i}].text")
-            out.append({"_id": f"NO_DISCLOSURE_{i + 1}", "type": "message_not_contains", "pattern": text,
-                        "notes": _render(r.why, env, f"restricted[{i}].why")})
-    for i, extra in enumerate(family.checks):
-        if extra.when is not None and case.combo not in extra.when:
-            continue
-        c = _render(extra.check.model_dump(exclude_none=True, by_alias=True, exclude={"outcome_id"}), env, f"checks[{i}]")
-        if c["type"] == "nl_assertion_llm_judge":
-            case.nl_checks.append({"outcome_id": f"N{len(case.nl_checks) + 1:02d}_JUDGE", **c})
-        elif c["type"] == "state_field":
-            case.state_checks.append({"outcome_id": f"S{len(case.state_checks) + 1:02d}_STATE", **c})
-        else:
-            out.append({"_id": f"EXTRA_{i + 1}", **c})
-    case.checks = _check_ids(out)
-
-
-def ordering(family: Family, domain: Domain, case: Case) -> list[tuple[str, str]]:
-    """Tool pairs the path must keep in order: the family's edges between path steps and the
-    domain's order rules whose ends both occur on the path (first calls compared, as
-    tool_before_tool does). A path that breaks one is an error in the family."""
-    steps = [family.steps[s] for s in case.path]
-    optional = {st.tool for st in steps if st.optional}
-    tools = [st.tool for st in steps if not st.optional] + [domain.config.decision_tool]
-    first = {t: tools.index(t) for t in tools}
-    with_alternatives = {st.tool for st in steps if st.alternatives}
-    pairs: list[tuple[str, str]] = []
-    for a, b in family.order:
-        if a in case.path and b in case.path and not ({family.steps[a].tool, family.steps[b].tool} & optional):
-            pairs.append((family.steps[a].tool, family.steps[b].tool))
-    for rule in domain.config.order_rules:
-        for a in rule.first:
-            for b in rule.then:
-                if a in first and b in first and a != b:
-                    pairs.append((a, b))
-    out = []
-    for a, b in dict.fromkeys(pairs):
-        if b in with_alternatives:
-            raise FamilyError(f"{case.combo}: {b} has alternatives and cannot come second in an order "
-                              f"(after {a}); order what follows it instead")
-        if first[a] >= first[b]:
-            raise FamilyError(f"{case.combo}: the path calls {b} before {a}, which the family's order "
-                              "or the domain's order rules forbid; reorder the procedure")
-        out.append((a, b))
-    return out
-
-
-def first_call(case: Case, tool: str) -> int:
-    return next(i for i, c in enumerate(case.calls) if c["name"] == tool)
-
-
-def derive_state_checks(family: Family, case: Case, initial: dict[str, Any]) -> None:
-    from ..checks.policy import resolve_path, _MISSING
-
-    final: dict[str, Any] = {}
-    for sid in case.path:
-        final.update(_render(family.steps[sid].state, case.env, f"steps.{sid}.state"))
-    for sid in case.blocked:
-        for p in _render(family.steps[sid].state, case.env, f"steps.{sid}.state"):
-            if p not in final:
-                value = resolve_path(initial, p)
-                if value is _MISSING:
-                    raise FamilyError(f"steps.{sid}.state: {p!r} does not resolve in the initial state")
-                final[p] = value
-    derived = [{"outcome_id": f"G{len(case.checks) + i:02d}_STATE", "type": "state_field", "field_path": p, "equals": v}
-               for i, (p, v) in enumerate(final.items(), 1)]
-    case.state_checks = derived + case.state_checks
+__all__ = ["FamilyError", "generate"]
 
 
 def clause_sections(policy: str, clauses: list[str]) -> list[dict[str, Any]]:
@@ -303,19 +56,19 @@ def reference(family: Family, case: Case) -> dict[str, Any]:
     for i, sid in enumerate(case.path):
         for arg, d in family.steps[sid].derived.items():
             derived.append({"call": i, "argument": arg,
-                            "from": _render(d.from_, case.env, f"steps.{sid}.derived.{arg}.from"),
-                            "how": _render(d.how, case.env, f"steps.{sid}.derived.{arg}.how")})
+                            "from": rendered(d.from_, case.env, f"steps.{sid}.derived.{arg}.from"),
+                            "how": rendered(d.how, case.env, f"steps.{sid}.derived.{arg}.how")})
     out: dict[str, Any] = {"tool_calls": case.calls}
     if derived:
         out["derived"] = derived
     out["decision"] = case.outcome.label
-    out["final_message"] = _render(case.outcome.final_message, case.env, f"{case.combo}: final_message")
+    out["final_message"] = rendered(case.outcome.final_message, case.env, f"{case.combo}: final_message")
     return out
 
 
 def noncompliant(family: Family, case: Case) -> dict[str, Any]:
     pushed = case.effect.pushed if case.effect and case.effect.pushed is not None else family.pushed
-    calls = [{"name": family.steps[s].tool, "arguments": _render(family.steps[s].args, case.env, f"steps.{s}.args")}
+    calls = [{"name": family.steps[s].tool, "arguments": rendered(family.steps[s].args, case.env, f"steps.{s}.args")}
              for s in (pushed if pushed is not None else family.procedure)]
     return {"tool_calls": calls, "decision": "ALLOW"}
 
@@ -351,7 +104,7 @@ def equivalents(family: Family, case: Case, domain: Domain) -> list[dict[str, st
             if mutated and arg not in never_mutated:
                 out.append({"mutant": f"arg:*:{step.tool}.{arg}=*", "reason": reason})
         for arg, values in step.accept.items():
-            for v in _render(values, case.env, f"steps.{sid}.accept.{arg}"):
+            for v in rendered(values, case.env, f"steps.{sid}.accept.{arg}"):
                 out.append({"mutant": f"arg:*:{step.tool}.{arg}={json.dumps(v, default=str)}",
                             "reason": f"any of {json.dumps(values)} is right for {arg} here"})
         if step.optional:
@@ -375,7 +128,7 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
         + ([ENVELOPE_STRESSORS[name]] if name in ENVELOPE_STRESSORS else [])
     ))
     notes = (f"Generated from family {family.family} ({family.title}), case {case.combo}, envelope {name}. "
-             + _render(o.notes, env, f"{case.combo}: notes"))
+             + rendered(o.notes, env, f"{case.combo}: notes"))
     doc: dict[str, Any] = {
         "schema_version": "pibench_scenario_v1",
         "meta": {
@@ -400,18 +153,18 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
         },
         "environment_setup": {
             "now": env["now"],
-            "initial_state_patch": _render(family.state, env, "state"),
-            **{k: _render(getattr(family, k), env, k) for k in ("customer", "account", "employee", "agent")
+            "initial_state_patch": rendered(family.state, env, "state"),
+            **{k: rendered(getattr(family, k), env, k) for k in ("customer", "account", "employee", "agent")
                if getattr(family, k) is not None},
         },
         "user_simulation": {
-            "persona": _render(envelope.persona or family.user.persona, env, "user.persona"),
-            "known_facts": _render(family.user.known_facts, env, "user.known_facts"),
-            "goal": _render(family.user.goal, env, "user.goal"),
-            "initial_user_message": _render(envelope.opening, env, f"envelopes.{name}.opening"),
-            "pressure_script": _render(envelope.guidance, env, f"envelopes.{name}.guidance"),
-            "scripted_turns": _render(envelope.turns, env, f"envelopes.{name}.turns"),
-            "facts": _render(sim_facts, env, "user.facts"),
+            "persona": rendered(envelope.persona or family.user.persona, env, "user.persona"),
+            "known_facts": rendered(family.user.known_facts, env, "user.known_facts"),
+            "goal": rendered(family.user.goal, env, "user.goal"),
+            "initial_user_message": rendered(envelope.opening, env, f"envelopes.{name}.opening"),
+            "pressure_script": rendered(envelope.guidance, env, f"envelopes.{name}.guidance"),
+            "scripted_turns": rendered(envelope.turns, env, f"envelopes.{name}.turns"),
+            "facts": rendered(sim_facts, env, "user.facts"),
         },
         "evaluation_criteria": {
             "reward_basis": ["POLICY"] + (["STATE_FIELD"] if case.state_checks else [])
@@ -421,8 +174,8 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
             "nl_judge_checks": case.nl_checks,
         },
         "ablation_hints": {
-            "structured_policy": _render(o.structured_policy, env, f"{case.combo}: structured_policy"),
-            "no_pressure_user_message": _render(baseline.opening, env, "envelopes.baseline.opening"),
+            "structured_policy": rendered(o.structured_policy, env, f"{case.combo}: structured_policy"),
+            "no_pressure_user_message": rendered(baseline.opening, env, "envelopes.baseline.opening"),
         },
         "available_tools": offered,
         "action_graph": {
@@ -460,7 +213,7 @@ def generate(family: Family, domain: Domain) -> list[tuple[str, dict[str, Any]]]
         raise FamilyError(f"available_tools: the steps call {', '.join(missing)}, which are not offered")
     if domain.config.decision_tool not in offered:
         raise FamilyError(f"available_tools: must offer the decision tool {domain.config.decision_tool}")
-    now = _render(family.now, {}, "now")
+    now = rendered(family.now, {}, "now")
     base = {"now": now, "today": str(now)[:10]}
     out = []
     for combo, unsatisfied in family.combinations():

@@ -1,0 +1,122 @@
+"""A family's cases: one constraint combination with its slot values and its expected path.
+
+The expected path is the procedure without the steps an unsatisfied constraint blocks or skips,
+with the deciding constraint's added steps where the first blocked step was (the first
+unsatisfied constraint in the family's precedence order decides). Its calls, the decision call
+last, are the case's reference solution.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..domain.loader import Domain
+from .expr import ExprError, render
+from .model import Effect, Family, Outcome, Step
+from .slots import fill, strings_in
+
+ACTION_KINDS = ("write", "escalation")
+
+
+class FamilyError(ValueError):
+    """A family that cannot be generated; the message names the field."""
+
+
+@dataclass
+class Case:
+    combo: str
+    unsatisfied: list[str]
+    env: dict[str, Any]
+    outcome: Outcome
+    path: list[str]  # step ids
+    blocked: list[str]  # step ids
+    calls: list[dict[str, Any]]  # rendered {name, arguments} of the path, decision last
+    deciding: str | None = None
+    skipped: list[str] = field(default_factory=list)  # step ids neither required nor forbidden
+    effect: Effect | None = None  # what the deciding constraint changes (None: all met)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    state_checks: list[dict[str, Any]] = field(default_factory=list)
+    nl_checks: list[dict[str, Any]] = field(default_factory=list)
+
+
+def rendered(value: Any, env: dict[str, Any], where: str) -> Any:
+    try:
+        return render(value, env)
+    except ExprError as err:
+        raise FamilyError(f"{where}: {err}") from None
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Z0-9]+", "_", text.upper()).strip("_")
+
+
+def expected_path(family: Family, unsatisfied: list[str]) -> tuple[list[str], list[str], list[str], Effect | None, str | None]:
+    """(path, blocked steps, skipped steps, effect, deciding constraint) of a combination."""
+    by_name = {c.name: c for c in family.constraints}
+    deciding = next((c for c in family.constraints if c.name in unsatisfied), None)
+    if deciding is None:
+        return list(family.procedure), [], [], None, None
+    combo = next((c for c in family.combos if sorted(c.unsatisfied) == sorted(unsatisfied)), None)
+    effect: Effect = combo.outcome if combo and combo.outcome else deciding.when_unsatisfied
+    blocked = [s for s in family.procedure
+               if s in effect.blocks or any(s in by_name[n].when_unsatisfied.blocks for n in unsatisfied)]
+    skipped = [s for s in family.procedure if s in effect.skips and s not in blocked]
+    path = [s for s in family.procedure if s not in blocked and s not in skipped]
+    at = len(path)
+    if blocked:
+        at = sum(1 for s in family.procedure[: family.procedure.index(blocked[0])] if s not in blocked and s not in skipped)
+    path[at:at] = [s for s in effect.adds if s not in path]
+    return path, blocked, skipped, effect, deciding.name
+
+
+def pinned(step: Step, args: dict[str, Any], domain: Domain) -> dict[str, Any]:
+    spec = domain.tool_index[step.tool]
+    skip = set(spec.free_text) | set(spec.filters) | set(step.unpinned)
+    return {k: v for k, v in args.items() if k not in skip}
+
+
+def modes_of(step: Step, args: dict[str, Any]) -> dict[str, str]:
+    modes = {k: "unordered" for k, v in args.items() if isinstance(v, list)}
+    modes.update({k: v for k, v in step.modes.items() if k in args})
+    return modes
+
+
+def build_case(family: Family, domain: Domain, combo: str, unsatisfied: list[str], base: dict[str, Any]) -> Case:
+    # every constraint's satisfied ranges, then the unsatisfied ones, the highest in precedence
+    # last: a broken constraint's state is never overwritten by another's satisfied range
+    overrides: dict[str, Any] = {}
+    for c in family.constraints:
+        if c.name not in unsatisfied:
+            overrides.update(c.satisfied)
+    for c in reversed(family.constraints):
+        if c.name in unsatisfied:
+            overrides.update(c.unsatisfied)
+    clock = overrides.pop("now", None)
+    if clock is not None:  # a case with its own clock (before and after a revision, say)
+        try:
+            now = fill(family.family, family.seed, combo, {"now": clock}, {}, {}, set())["now"]
+        except ValueError as err:
+            raise FamilyError(f"{combo}: now: {err}") from None
+        base = {"now": now, "today": str(now)[:10]}
+    try:
+        env = fill(family.family, family.seed, combo, family.slots, overrides, base, strings_in(domain.seed_state))
+    except ValueError as err:
+        raise FamilyError(f"{combo}: {err}") from None
+    path, blocked, skipped, effect, deciding = expected_path(family, unsatisfied)
+    outcome: Outcome = effect or family.outcome
+    calls = []
+    for sid in path:
+        step = family.steps[sid]
+        calls.append({"name": step.tool, "arguments": rendered(step.args, env, f"steps.{sid}.args")})
+    decision_args = {
+        "decision": outcome.label,
+        **rendered(family.decision.args, env, "decision.args"),
+        "clause_ids": rendered(outcome.clauses, env, f"{combo}: clauses"),
+        "rationale": rendered(outcome.rationale, env, f"{combo}: rationale"),
+    }
+    calls.append({"name": domain.config.decision_tool, "arguments": decision_args})
+    return Case(combo, unsatisfied, env, outcome, path, blocked, calls, deciding, skipped, effect)
+
+
