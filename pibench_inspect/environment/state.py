@@ -50,6 +50,7 @@ import json
 import math
 import os
 import secrets
+import threading
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -58,7 +59,9 @@ from typing import Any, Iterator
 
 import duckdb
 
+from .limits import DEFAULT_LIMITS, SHARED_MEMORY_MB, CallOverran, EffectLimits, StateTooLarge
 from .once import PerObject
+from .watchdog import WATCHDOG
 
 INT64 = (-(2**63), 2**63 - 1)
 SCALARS = "_scalars"
@@ -75,13 +78,17 @@ SANDBOX_CONFIG = {
     # every statement here is generated for tables of a few hundred rows at most: planning
     # them unoptimized is ~40% cheaper per SELECT and no slower to run
     "enable_optimizer": False,
+    # no temporary directory: an in-memory database otherwise spills to ./.tmp past its memory
+    # limit (files written where the run was started); here it fails the statement instead
+    "temp_directory": "",
     "lock_configuration": True,
 }
 
 
-def open_sandboxed() -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB database with no access outside itself (see SANDBOX_CONFIG)."""
-    return duckdb.connect(":memory:", config=dict(SANDBOX_CONFIG))
+def open_sandboxed(memory_mb: int = DEFAULT_LIMITS.memory_mb) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB database with no access outside itself (see SANDBOX_CONFIG), using at
+    most `memory_mb` of memory (a statement that needs more fails: OutOfMemoryException)."""
+    return duckdb.connect(":memory:", config={**SANDBOX_CONFIG, "memory_limit": f"{int(memory_mb)}MB"})
 
 
 _SHARED: tuple[int, duckdb.DuckDBPyConnection] | None = None
@@ -93,7 +100,7 @@ def _shared_instance() -> duckdb.DuckDBPyConnection:
     its own: a DuckDB instance must not cross a fork)."""
     global _SHARED
     if _SHARED is None or _SHARED[0] != os.getpid():
-        _SHARED = (os.getpid(), open_sandboxed())
+        _SHARED = (os.getpid(), open_sandboxed(SHARED_MEMORY_MB))
     return _SHARED[1]
 
 
@@ -340,9 +347,17 @@ class StateDB:
     """
 
     def __init__(
-        self, document: dict[str, Any], *, allow_sql: bool = True, seed: dict[str, Any] | None = None
+        self, document: dict[str, Any], *, allow_sql: bool = True, seed: dict[str, Any] | None = None,
+        limits: EffectLimits = DEFAULT_LIMITS,
     ):
         self.allow_sql = allow_sql
+        self.limits = limits
+        # the call in flight (see `bounded`): its marker, whether it ran past its deadline, and
+        # a lock held while it runs (a call runs in a worker thread; `settle` waits for it)
+        self._call: object | None = None
+        self._overran = False
+        self._guard = threading.Lock()
+        self._busy = threading.Lock()
         self._catalog: str | None = None
         self._finalizer: Any = None
         self._conn: duckdb.DuckDBPyConnection | None = None
@@ -371,12 +386,14 @@ class StateDB:
     def conn(self) -> duckdb.DuckDBPyConnection:
         """The state's database, opened on first use: a sample that only reads answers from the
         loaded values (see `select`) and never needs one."""
+        if self._overran:
+            raise CallOverran()  # the call's deadline passed: no further statement runs
         if self._conn is None:
             if self._closed:
                 raise StateError("this state is closed")
             if self.allow_sql:
                 # a database of its own; a single worker thread keeps per-sample memory low
-                self._conn = open_sandboxed()
+                self._conn = open_sandboxed(self.limits.memory_mb)
             else:
                 self._conn, self._catalog = open_private_catalog()
                 self._finalizer = weakref.finalize(
@@ -548,7 +565,9 @@ class StateDB:
             f"SELECT {', '.join(cols)} FROM {q(coll.table)}{where_sql} ORDER BY {order}", params
         )
         out = []
-        for row in cur.fetchall():
+        for n, row in enumerate(cur.fetchall()):
+            if n % 1024 == 1023:
+                self.check_deadline()
             key, present = row[0], row[1] or []
             values = dict(zip(names, row[2:]))
             rec: dict[str, Any] = {}
@@ -866,10 +885,17 @@ class StateDB:
             [list(range(len(self._scalars))), list(self._scalars), list(self._scalars.values())],
         )
         cur = self.conn.execute(query, params or {})
-        rows = [] if cur.description is None else [
-            {n: v for n, v in zip([d[0] for d in cur.description], row) if n not in ("_pos", "_keys")}
-            for row in cur.fetchall()
-        ]
+        rows = []
+        if cur.description is not None:
+            names = [d[0] for d in cur.description]
+            fetched = cur.fetchmany(self.limits.sql_rows + 1)
+            if len(fetched) > self.limits.sql_rows:
+                raise StateError(f"the statement returned more than {self.limits.sql_rows} rows "
+                                 "(the domain's limits.sql_rows)")
+            for n, row in enumerate(fetched):
+                if n % 1024 == 1023:
+                    self.check_deadline()
+                rows.append({k: v for k, v in zip(names, row) if k not in ("_pos", "_keys")})
         for key, value in self.conn.execute(f"SELECT key, CAST(value AS VARCHAR) FROM {SCALARS}").fetchall():
             if key in self._scalars:  # a scalar the statement added has no place in the layout
                 self._scalars[key] = value if value is not None else "null"
@@ -998,7 +1024,9 @@ class StateDB:
         except BaseException:
             if self._tx == "open":
                 self._tx = None
-                self.conn.execute("ROLLBACK")
+                # the connection itself: `conn` refuses statements once the call overran
+                assert self._conn is not None
+                self._conn.execute("ROLLBACK")
             for c, columns, physical in kept:
                 c.columns, c.physical = columns, physical
             (self.collections, self.layout, self._tables,
@@ -1010,6 +1038,67 @@ class StateDB:
                 self.conn.execute("COMMIT")
         finally:
             self._tx = None
+
+    # ------------------------------------------------------------------ bounds
+
+    @contextmanager
+    def bounded(self, seconds: float) -> Iterator[None]:
+        """One call's deadline. Past it, the DuckDB statement running is interrupted (DuckDB's
+        own interrupt, from the watchdog thread), every later statement of the call is refused
+        and Python-side loops over rows stop at their next check: the call ends with
+        CallOverran (or DuckDB's InterruptException) and its transaction rolls back."""
+        if not self._busy.acquire(blocking=False):
+            raise StateError("another call is still running on this state")
+        marker = object()
+        with self._guard:
+            self._call, self._overran = marker, False
+        token = WATCHDOG.arm(seconds, lambda: self._overrun(marker))
+        try:
+            yield
+        finally:
+            WATCHDOG.disarm(token)
+            with self._guard:
+                self._call = None
+            self._busy.release()
+
+    @property
+    def overran(self) -> bool:
+        """Whether the call in flight (or the last one) ran past its deadline."""
+        return self._overran
+
+    def _overrun(self, marker: object) -> None:
+        with self._guard:
+            if self._call is not marker:
+                return  # that call is over
+            self._overran = True
+            conn = self._conn
+        if conn is not None:
+            conn.interrupt()
+
+    def interrupt(self) -> None:
+        """End the call in flight now, as its deadline would (a cancelled sample)."""
+        with self._guard:
+            marker = self._call
+        if marker is not None:
+            self._overrun(marker)
+
+    @property
+    def free(self) -> bool:
+        """No call is running on this state (nothing else may read it while one runs)."""
+        return not self._busy.locked()
+
+    def check_deadline(self) -> None:
+        if self._overran:
+            raise CallOverran()
+
+    def check_size(self) -> None:
+        """StateTooLarge when what the solver would store (`export_changes_text`) is larger than
+        the domain's `limits.state_mb`."""
+        limit = int(self.limits.state_mb * 1_000_000)
+        size = len(self.export_changes_text())
+        if size > limit:
+            raise StateTooLarge(f"the sample's state changes would take {size / 1e6:.1f} MB, more than the "
+                                f"domain's limit of {self.limits.state_mb:g} MB (limits.state_mb)")
 
     # ------------------------------------------------------------------ export
 

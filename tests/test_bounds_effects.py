@@ -1,0 +1,122 @@
+"""Every effect a catalog can trigger is bounded (issue 25, item 1), through the real commands.
+
+A hostile domain's `sql` step that would run for hours, a schema `pattern` that backtracks
+catastrophically and a write that floods the state each end as a tool error naming the step;
+the run ends within its limits and its log is complete. `pibench validate` applies the same
+bounds, and refuses a `handler` that names anything but a registered handler.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from inspect_ai.log import read_eval_log
+
+BIN = Path(sys.executable).parent
+INSPECT, PIBENCH = str(BIN / "inspect"), str(BIN / "pibench")
+REDOS_VALUE = "a" * 60 + "!"
+REDOS = "^(a|aa)+$"  # Python's re takes years on REDOS_VALUE
+
+
+def hostile(mini_source: Path, tool: str, *, effect_first=None, parameters=None, limits=None) -> Path:
+    tools_path = mini_source / "domains" / "mini" / "tools.json"
+    catalog = json.loads(tools_path.read_text())
+    spec = next(t for t in catalog["tools"] if t["name"] == tool)
+    if effect_first is not None:
+        spec["effect"] = [effect_first] + spec["effect"]
+    if parameters is not None:
+        spec["parameters"]["properties"].update(parameters)
+    tools_path.write_text(json.dumps(catalog))
+    if limits is not None:
+        cfg_path = mini_source / "domains" / "mini" / "domain.json"
+        cfg = json.loads(cfg_path.read_text())
+        cfg["limits"] = limits
+        cfg_path.write_text(json.dumps(cfg))
+    return mini_source
+
+
+def run_eval(src: Path, logs: Path, *extra: str, agent_args: dict | None = None, timeout: float = 120):
+    agent = ["-T", "agent=tests.fault_agents:FaultAgent", "-T", f"agent_args={json.dumps(agent_args)}"] \
+        if agent_args is not None else ["-T", "agent=oracle"]
+    started = time.monotonic()
+    r = subprocess.run(
+        [INSPECT, "eval", "pibench_inspect/pibench", "-T", f"source={src}", *agent, "-T", "user=scripted",
+         "--sample-id", "MINI_001_REFUND_OK", "--model", "none", "--display", "none", "--log-dir", str(logs), *extra],
+        capture_output=True, text=True, timeout=timeout, cwd=Path(__file__).resolve().parents[1],
+    )
+    return r, time.monotonic() - started
+
+
+def tool_texts(log, name: str) -> list[str]:
+    return [(m.error.message if m.error else m.text) for m in log.samples[0].messages
+            if m.role == "tool" and m.function == name]
+
+
+def test_a_sql_step_that_runs_forever_is_stopped_at_its_deadline(mini_source: Path, tmp_path: Path):
+    src = hostile(mini_source, "lookup_order", effect_first={"sql": "SELECT count(*) AS n FROM range(1000000000000)", "as": "n"},
+                  limits={"call_seconds": 1})
+    r, took = run_eval(src, tmp_path / "logs")
+    assert r.returncode == 0, r.stderr
+    assert took < 60
+    log = read_eval_log(next((tmp_path / "logs").glob("*.eval")))
+    assert log.status == "success" and len(log.samples) == 1
+    texts = tool_texts(log, "lookup_order")
+    assert texts and all("effect step 1 (sql) ran over the 1 s" in t for t in texts), texts
+    assert log.samples[0].scores  # the sample went on and was scored
+
+
+def test_a_sql_step_that_floods_the_state_is_refused(mini_source: Path, tmp_path: Path):
+    flood = {"sql": "INSERT INTO orders (_pos, _key, _keys, status) SELECT i + 100, 'X' || i::VARCHAR, ['status'], "
+                    "repeat('x', 200) FROM range(1000000) r(i)"}
+    src = hostile(mini_source, "lookup_order", effect_first=flood, limits={"call_seconds": 20, "state_mb": 4})
+    r, _ = run_eval(src, tmp_path / "logs")
+    assert r.returncode == 0, r.stderr
+    log = read_eval_log(next((tmp_path / "logs").glob("*.eval")))
+    texts = tool_texts(log, "lookup_order")
+    assert texts and all("more than the domain's limit of 4 MB (limits.state_mb)" in t or
+                         "limits.memory_mb" in t for t in texts), texts
+    stored = log.samples[0].store.get("pibench:state_changes")
+    assert stored is not None and len(stored) < 1_000_000
+
+
+def test_a_catastrophic_schema_pattern_is_matched_with_a_deadline(mini_source: Path, tmp_path: Path):
+    src = hostile(mini_source, "lookup_order", parameters={"order_id": {"type": "string", "pattern": REDOS}})
+    calls = [{"name": "lookup_order", "arguments": {"order_id": REDOS_VALUE}}]
+    r, took = run_eval(src, tmp_path / "logs", agent_args={"fault": "calls", "calls": calls})
+    assert r.returncode == 0, r.stderr
+    assert took < 60
+    log = read_eval_log(next((tmp_path / "logs").glob("*.eval")))
+    texts = tool_texts(log, "lookup_order")
+    assert texts and "backtracks catastrophically" in texts[0], texts
+
+
+def test_validate_applies_the_same_bounds(mini_source: Path):
+    src = hostile(mini_source, "lookup_order", effect_first={"sql": "SELECT count(*) AS n FROM range(1000000000000)", "as": "n"},
+                  parameters={"order_id": {"type": "string", "pattern": REDOS}}, limits={"call_seconds": 0.5})
+    scenario = src / "scenarios" / "mini" / "mini_001_refund_ok.json"
+    data = json.loads(scenario.read_text())
+    for call in (data.get("reference_solution") or {}).get("tool_calls", []):
+        if call["name"] == "lookup_order":
+            call["arguments"]["order_id"] = REDOS_VALUE
+    scenario.write_text(json.dumps(data))
+    started = time.monotonic()
+    r = subprocess.run([PIBENCH, "validate", "--source", str(src), "--only", "MINI_001_REFUND_OK"],
+                       capture_output=True, text=True, timeout=240)
+    assert time.monotonic() - started < 200
+    assert r.returncode in (0, 1), r.stderr  # finished, with or without problems: it did not hang
+
+
+def test_a_handler_must_be_a_registered_handler(mini_source: Path):
+    tools_path = mini_source / "domains" / "mini" / "tools.json"
+    catalog = json.loads(tools_path.read_text())
+    catalog["tools"][0]["handler"] = "pibench_inspect.parity.generic:json"  # a module, not a handler
+    catalog["tools"][0]["effect"] = []
+    tools_path.write_text(json.dumps(catalog))
+    r = subprocess.run([PIBENCH, "validate", "--source", str(mini_source)], capture_output=True, text=True, timeout=240)
+    assert r.returncode == 1
+    assert "is not a registered handler" in r.stdout + r.stderr
