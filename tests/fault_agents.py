@@ -2,6 +2,9 @@
 `inspect eval -T agent=tests.fault_agents:FaultAgent -T agent_args='{"fault": ..., "where": ...}'`
 or `--model protocol/tests.fault_agents:FaultAgent -M fault=...`.
 
+A scenario can choose its own fault: a customer id `FAULT:<fault>@<where>` in its session context
+(which the agent receives in init_state) overrides the arguments, so that one run holds many.
+
 `where` is the operation that faults (init_state, generate, is_stop, stop; set_seed); the first
 generate otherwise looks the order up, the second answers with a decision. Faults:
   system_exit, exit_3, keyboard_interrupt, generator_exit: raise that BaseException
@@ -10,11 +13,14 @@ generate otherwise looks the order up, the second answers with a decision. Fault
   deep: a tool call whose arguments nest `depth` levels
   huge_int: a tool call argument of 10**5000 (beyond Python's integer string limit)
   cycle: a tool call argument that contains itself
+  unavailable: raise AgentUnavailable (an infrastructure failure)
   calls: play `calls` (a list of {name, arguments}), then decide
 """
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 import threading
 
@@ -51,6 +57,10 @@ def fault(kind: str, depth: int = 0) -> None:
         raise ValueError(nested(depth))
     if kind == "block":
         threading.Event().wait()
+    if kind == "unavailable":  # infrastructure, not behaviour: an Inspect sample error
+        from pibench_inspect.local.errors import AgentUnavailable
+
+        raise AgentUnavailable("the agent's model cannot be reached (test)")
     raise AssertionError(f"unknown fault {kind}")
 
 
@@ -68,6 +78,9 @@ class FaultAgent:
             fault(self.fault, self.depth)
 
     def init_state(self, benchmark_context, tools, message_history=None):
+        chosen = re.search(r"FAULT:([a-z_0-9]+)@([a-z_]+)", json.dumps(benchmark_context))
+        if chosen:
+            self.fault, self.where = chosen.group(1), chosen.group(2)
         self._maybe("init_state")
         return {"n": 0}
 

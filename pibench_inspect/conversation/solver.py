@@ -37,7 +37,7 @@ from ..local.adapter import AgentProtocolError
 from .agents import BUILTIN_AGENTS, ModelAgent, ScriptedAgent, builtin_agent
 from .prompts import benchmark_context, system_prompt
 from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
-from .json_safe import json_safe_calls
+from .json_safe import display_arguments, json_safe_calls
 
 from .keys import (  # noqa: F401  (re-exported: tests and reports import them from here)
     GREETING,
@@ -186,7 +186,8 @@ def show_turn(who: str, said: Any) -> None:
     """A turn of a party that is not an Inspect model, as an event of the sample's transcript
     (a model's turns appear there as its model events)."""
     if isinstance(said, ChatMessageAssistant):
-        calls = [f"{c.function}({json.dumps(c.arguments, default=str)})" for c in said.tool_calls or []]
+        # displaying a call never fails the turn, whatever its arguments hold
+        calls = [f"{c.function}({display_arguments(c.arguments)})" for c in said.tool_calls or []]
         said = "\n".join(x for x in [said.text, *calls] if x) or "(said nothing)"
     transcript().info(str(said), source=who)
 
