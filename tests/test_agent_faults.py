@@ -73,7 +73,7 @@ def test_every_agent_fault_is_a_scored_agent_error(tmp_path: Path):
     assert "KeyboardInterrupt" in reason("keyboard_interrupt", "is_stop")
     assert "cannot be rendered" in reason("bad_str", "init_state")
     assert "did not return within 3 s" in reason("block", "generate")
-    assert "nests deeper than 64 levels" in reason("deep", "generate")
+    assert "nested deeper than 64 levels" in reason("deep", "generate")
     assert "too large to write" in reason("huge_int", "generate")
     assert "contains itself" in reason("cycle", "generate")
     assert took < 200  # the blocked agents' threads did not keep the process alive
@@ -118,3 +118,25 @@ def test_a_run_that_lost_samples_exits_non_zero_saying_what(tmp_path: Path):
                 timeout=120)
     assert r2.returncode == 0, r2.stderr[-2000:]
     assert "lost samples" not in r2.stderr
+
+
+def test_the_litellm_agent_whose_model_sends_unrecordable_arguments(tmp_path: Path):
+    """The LiteLLM agent's model answers (offline: LiteLLM's mock_tool_calls) with arguments
+    nested 260 levels: the log used to be lost to them, with every sample of the run."""
+    deep: dict = {"leaf": 1}
+    for _ in range(260):
+        deep = {"x": deep}
+    calls = [{"id": "c1", "type": "function",
+              "function": {"name": "refund_order", "arguments": json.dumps({"order_id": "O-1", "amount": deep})}}]
+    args = {"model_name": "openai/gpt-4o-mini", "api_key": "sk-test", "mock_tool_calls": calls}
+    src = mini_copies(tmp_path, 2, "FAULT")
+    logs = tmp_path / "logs"
+    r, _ = run(["-T", f"source={src}", "-T", "agent=pibench_inspect.agents.litellm_agent:LiteLLMAgent",
+                "-T", f"agent_args={json.dumps(args)}", "--model", "none"], logs, timeout=180)
+    assert r.returncode == 0, r.stderr[-3000:]
+    log, samples = outcomes(logs)
+    assert log.status == "success" and len(samples) == 2
+    for s in samples.values():
+        assert s.error is None
+        assert s.store.get("pibench:termination") == "agent_error"
+        assert "nested deeper than 64 levels" in s.store.get("pibench:agent_error")

@@ -67,31 +67,31 @@ def unrecordable(value: Any, what: str = "the message") -> str | None:
         v, depth = stack.pop()
         walked += 1
         if walked > MAX_VALUES:
-            return f"{what} holds more than {MAX_VALUES:,} values"
+            return f"{what}: more than {MAX_VALUES:,} values"
         if v is None or isinstance(v, (bool, float)):
             continue
         if isinstance(v, str):
             if not _utf8(v):
-                return f"{what} holds text that is not valid UTF-8 (a lone surrogate)"
+                return f"{what}: text that is not valid UTF-8 (a lone surrogate)"
             continue
         if isinstance(v, int):
             if v.bit_length() > MAX_INT_BITS:
-                return f"{what} holds an integer of {v.bit_length():,} bits, too large to write as text"
+                return f"{what}: an integer of {v.bit_length():,} bits, too large to write as text"
             continue
         if isinstance(v, (dict, list, tuple)):
             if depth >= MAX_DEPTH:
-                return f"{what} nests deeper than {MAX_DEPTH} levels (or contains itself)"
+                return f"{what}: nested deeper than {MAX_DEPTH} levels (or a value that contains itself)"
             if isinstance(v, dict):
                 for k, x in dict.items(v):
                     if not isinstance(k, str):
-                        return f"{what} has an object key that is not a string ({type(k).__name__})"
+                        return f"{what}: an object key that is not a string ({type(k).__name__})"
                     if not _utf8(k):
-                        return f"{what} has an object key that is not valid UTF-8"
+                        return f"{what}: an object key that is not valid UTF-8"
                     stack.append((x, depth + 1))
             else:
                 stack.extend((x, depth + 1) for x in v)
             continue
-        return f"{what} holds a {type(v).__name__}, which is not a JSON value"
+        return f"{what}: a {type(v).__name__}, which is not a JSON value"
     return None
 
 
