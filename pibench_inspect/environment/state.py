@@ -358,6 +358,10 @@ class StateDB:
         self._overran = False
         self._guard = threading.Lock()
         self._busy = threading.Lock()
+        # the size of what the solver would store, as last measured (None: not known), and an
+        # upper bound of what generated writes added since (see check_size)
+        self._size_known: int | None = None
+        self._growth = 0
         self._catalog: str | None = None
         self._finalizer: Any = None
         self._conn: duckdb.DuckDBPyConnection | None = None
@@ -747,6 +751,11 @@ class StateDB:
         self._dirty.add(key)
 
     def insert(self, path: str, values: dict[str, Any], key: str | None = None) -> dict[str, Any]:
+        row = self._insert(path, values, key)
+        self._grew(values, 1, key)
+        return row
+
+    def _insert(self, path: str, values: dict[str, Any], key: str | None = None) -> dict[str, Any]:
         if not self.has(path):
             if "." in path:
                 raise StateError(f"no collection {path!r} in the state")
@@ -789,6 +798,13 @@ class StateDB:
         return {"_key": str(key), **row} if coll.kind == "keyed" else row
 
     def update(
+        self, path: str, where: dict[str, Any], values: dict[str, Any], *, match: str = "exact"
+    ) -> list[dict[str, Any]]:
+        rows = self._update(path, where, values, match=match)
+        self._grew(values, len(rows))
+        return rows
+
+    def _update(
         self, path: str, where: dict[str, Any], values: dict[str, Any], *, match: str = "exact"
     ) -> list[dict[str, Any]]:
         if "_key" in values:
@@ -873,6 +889,7 @@ class StateDB:
             raise StateError("this state was opened without raw SQL (allow_sql=False)")
         if self._reads_only:
             raise StateError("a read-only call cannot run raw SQL")
+        self._size_known = None  # the statement may write anything: measure again
         # the statement may read or write any table: every table exists and none is pristine
         # afterwards, and the scalars go through their table
         for coll in list(self.collections.values()):
@@ -956,6 +973,7 @@ class StateDB:
         """
         if self._reads_only:
             raise StateError(f"a read-only call cannot change {path!r}")
+        self._size_known = None  # a whole value replaced: measure again
         parts = path.split(".")
         self._dirty.add(parts[0])
         found = self._node(parts)
@@ -1093,12 +1111,25 @@ class StateDB:
 
     def check_size(self) -> None:
         """StateTooLarge when what the solver would store (`export_changes_text`) is larger than
-        the domain's `limits.state_mb`."""
+        the domain's `limits.state_mb`. Measured exactly (an export) only when it may be: after
+        raw SQL or a handler's `put`, or when the last measure plus an upper bound of what
+        inserts and updates added since (`_grew`) passes the limit; so a sample's few small
+        writes cost one export, not one each."""
         limit = int(self.limits.state_mb * 1_000_000)
+        if self._size_known is not None and self._size_known + self._growth <= limit:
+            return
         size = len(self.export_changes_text())
         if size > limit:
             raise StateTooLarge(f"the sample's state changes would take {size / 1e6:.1f} MB, more than the "
                                 f"domain's limit of {self.limits.state_mb:g} MB (limits.state_mb)")
+        self._size_known, self._growth = size, 0
+
+    def _grew(self, values: dict[str, Any], rows: int, key: str | None = None) -> None:
+        """An upper bound of what writing `values` to `rows` rows adds to the stored text: each
+        value's JSON twice over (a row may gain every field, with its name), and some framing."""
+        if rows:
+            text = len(json.dumps(values, default=str)) + len(key or "")
+            self._growth += rows * (2 * text + 64)
 
     # ------------------------------------------------------------------ export
 
