@@ -120,3 +120,32 @@ def test_a_handler_must_be_a_registered_handler(mini_source: Path):
     r = subprocess.run([PIBENCH, "validate", "--source", str(mini_source)], capture_output=True, text=True, timeout=240)
     assert r.returncode == 1
     assert "is not a registered handler" in r.stdout + r.stderr
+
+
+def test_time_limit_and_sigterm_reach_a_run_whose_sql_step_is_still_running(mini_source: Path, tmp_path: Path):
+    """The effect runs off the event loop: Inspect's --time-limit ends the sample on time (its
+    statement is interrupted, the state is scored as reached) and SIGTERM ends the run."""
+    import signal
+
+    src = hostile(mini_source, "lookup_order", effect_first={"sql": "SELECT count(*) AS n FROM range(1000000000000)", "as": "n"},
+                  limits={"call_seconds": 100})
+    r, took = run_eval(src, tmp_path / "logs", "--time-limit", "3")
+    assert took < 60, took
+    log = read_eval_log(next((tmp_path / "logs").glob("*.eval")))
+    assert log.status == "success" and len(log.samples) == 1
+    assert log.samples[0].store.get("pibench:termination") == "limit"
+
+    proc = subprocess.Popen(
+        [INSPECT, "eval", "pibench_inspect/pibench", "-T", f"source={src}", "-T", "agent=oracle", "-T", "user=scripted",
+         "--sample-id", "MINI_001_REFUND_OK", "--model", "none", "--display", "none", "--log-dir", str(tmp_path / "t")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "t").glob("*.eval")) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the log exists once the sample runs
+    time.sleep(2)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError("SIGTERM did not end the run")
