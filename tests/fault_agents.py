@@ -116,3 +116,10 @@ class FaultAgent:
 
     def stop(self, message, state):
         self._maybe("stop")
+
+
+class AsyncFaultAgent(FaultAgent):
+    """The same faults from `agenerate`, which the adapter awaits on the event loop."""
+
+    async def agenerate(self, message, state):
+        return self.generate(message, state)

@@ -90,6 +90,18 @@ def test_agent_faults_through_the_protocol_model(tmp_path: Path):
     check_every_fault_is_agent_error(log, samples, faults, r)
 
 
+def test_agent_faults_from_an_async_agenerate(tmp_path: Path):
+    """BaseExceptions raised in a coroutine on the event loop: asyncio re-raises SystemExit and
+    KeyboardInterrupt out of the loop unless they are caught before they leave the task."""
+    faults = [(f, "generate") for f in RAISES]
+    src = fault_source(tmp_path, faults)
+    logs = tmp_path / "logs"
+    r, _ = run(["-T", f"source={src}", "-T", "agent=tests.fault_agents:AsyncFaultAgent", "--model", "none"], logs)
+    assert r.returncode == 0, r.stderr[-3000:]
+    log, samples = outcomes(logs)
+    check_every_fault_is_agent_error(log, samples, faults, r)
+
+
 @pytest.mark.parametrize("where", ["generate", "stop"])
 def test_a_blocking_agent_does_not_hold_the_process(tmp_path: Path, where: str):
     """Ended by --time-limit (generate) or past stop()'s grace: the log is written and the
