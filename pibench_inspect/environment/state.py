@@ -45,6 +45,7 @@ key a tool wrote, merged over the initial document by `merge.apply_changes`.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import math
@@ -93,15 +94,20 @@ def open_sandboxed(memory_mb: int = DEFAULT_LIMITS.memory_mb) -> duckdb.DuckDBPy
 
 _SHARED: tuple[int, duckdb.DuckDBPyConnection] | None = None
 _CATALOG_IDS = itertools.count(1)
+# the shared instance's root connection is used from the tool workers' threads (and a garbage
+# collector's finalizer): a DuckDB connection object must not run two statements at once
+_SHARED_LOCK = threading.Lock()
+_TO_DETACH: collections.deque[str] = collections.deque()  # catalogs of closed states
 
 
 def _shared_instance() -> duckdb.DuckDBPyConnection:
     """This process's sandboxed instance that holds the private catalogs (a forked child opens
     its own: a DuckDB instance must not cross a fork)."""
     global _SHARED
-    if _SHARED is None or _SHARED[0] != os.getpid():
-        _SHARED = (os.getpid(), open_sandboxed(SHARED_MEMORY_MB))
-    return _SHARED[1]
+    with _SHARED_LOCK:
+        if _SHARED is None or _SHARED[0] != os.getpid():
+            _SHARED = (os.getpid(), open_sandboxed(SHARED_MEMORY_MB))
+        return _SHARED[1]
 
 
 def open_private_catalog() -> tuple[duckdb.DuckDBPyConnection, str]:
@@ -109,8 +115,10 @@ def open_private_catalog() -> tuple[duckdb.DuckDBPyConnection, str]:
     default catalog it is (unqualified names resolve there and nowhere else)."""
     root = _shared_instance()
     name = f"pibench_{next(_CATALOG_IDS)}_{secrets.token_hex(4)}"
-    root.execute(f"ATTACH ':memory:' AS {q(name)}")
-    conn = root.cursor()
+    with _SHARED_LOCK:
+        _detach_pending(root)
+        root.execute(f"ATTACH ':memory:' AS {q(name)}")
+        conn = root.cursor()
     conn.execute(f"USE {q(name)}")
     return conn, name
 
@@ -120,10 +128,24 @@ def _drop_catalog(root: duckdb.DuckDBPyConnection, conn: duckdb.DuckDBPyConnecti
         conn.close()  # an open transaction is rolled back
     except Exception:
         pass
-    try:
-        root.execute(f"DETACH DATABASE IF EXISTS {q(name)}")
-    except Exception:  # the instance is already gone (interpreter shutdown)
-        pass
+    _TO_DETACH.append(name)
+    # never wait for the lock: a finalizer may run in a thread that holds it (a garbage
+    # collection during a statement); then the next catalog opened detaches this one
+    if _SHARED_LOCK.acquire(blocking=False):
+        try:
+            _detach_pending(root)
+        finally:
+            _SHARED_LOCK.release()
+
+
+def _detach_pending(root: duckdb.DuckDBPyConnection) -> None:
+    """Detach the catalogs of closed states (the caller holds _SHARED_LOCK)."""
+    while _TO_DETACH:
+        name = _TO_DETACH.popleft()
+        try:
+            root.execute(f"DETACH DATABASE IF EXISTS {q(name)}")
+        except Exception:  # the instance is already gone (interpreter shutdown)
+            pass
 
 
 class _NeedsSql(Exception):
