@@ -58,28 +58,29 @@ def tool_texts(log, name: str) -> list[str]:
 
 
 def test_a_sql_step_that_runs_forever_is_stopped_at_its_deadline(mini_source: Path, tmp_path: Path):
-    src = hostile(mini_source, "lookup_order", effect_first={"sql": "SELECT count(*) AS n FROM range(1000000000000)", "as": "n"},
-                  limits={"call_seconds": 1})
+    # the default limits (5 s a call): the domain need not know about them
+    src = hostile(mini_source, "lookup_order", effect_first={"sql": "SELECT count(*) AS n FROM range(1000000000000)", "as": "n"})
     r, took = run_eval(src, tmp_path / "logs")
     assert r.returncode == 0, r.stderr
-    assert took < 60
+    assert took < 90
     log = read_eval_log(next((tmp_path / "logs").glob("*.eval")))
     assert log.status == "success" and len(log.samples) == 1
     texts = tool_texts(log, "lookup_order")
-    assert texts and all("effect step 1 (sql) ran over the 1 s" in t for t in texts), texts
+    assert texts and all("effect step 1 (sql) ran over the 5 s" in t for t in texts), texts
     assert log.samples[0].scores  # the sample went on and was scored
 
 
 def test_a_sql_step_that_floods_the_state_is_refused(mini_source: Path, tmp_path: Path):
     flood = {"sql": "INSERT INTO orders (_pos, _key, _keys, status) SELECT i + 100, 'X' || i::VARCHAR, ['status'], "
                     "repeat('x', 200) FROM range(1000000) r(i)"}
-    src = hostile(mini_source, "lookup_order", effect_first=flood, limits={"call_seconds": 20, "state_mb": 4})
+    src = hostile(mini_source, "lookup_order", effect_first=flood)  # the default limits
     r, _ = run_eval(src, tmp_path / "logs")
     assert r.returncode == 0, r.stderr
     log = read_eval_log(next((tmp_path / "logs").glob("*.eval")))
     texts = tool_texts(log, "lookup_order")
-    assert texts and all("more than the domain's limit of 4 MB (limits.state_mb)" in t or
-                         "limits.memory_mb" in t for t in texts), texts
+    # whichever bound it meets first: the stored-state cap, DuckDB's memory limit, the deadline
+    assert texts and all(any(f"(the domain's limits.{x})" in t for x in ("state_mb", "memory_mb", "call_seconds"))
+                         for t in texts), texts
     stored = log.samples[0].store.get("pibench:state_changes")
     assert stored is not None and len(stored) < 1_000_000
 
@@ -96,8 +97,11 @@ def test_a_catastrophic_schema_pattern_is_matched_with_a_deadline(mini_source: P
 
 
 def test_validate_applies_the_same_bounds(mini_source: Path):
-    src = hostile(mini_source, "lookup_order", effect_first={"sql": "SELECT count(*) AS n FROM range(1000000000000)", "as": "n"},
-                  parameters={"order_id": {"type": "string", "pattern": REDOS}}, limits={"call_seconds": 0.5})
+    # a sql step that runs forever on one tool, a catastrophic pattern on another; a short
+    # deadline, as every play of the mutation gate meets it
+    hostile(mini_source, "refund_order", effect_first={"sql": "SELECT count(*) AS n FROM range(1000000000000)", "as": "n"},
+            limits={"call_seconds": 0.5})
+    src = hostile(mini_source, "lookup_order", parameters={"order_id": {"type": "string", "pattern": REDOS}})
     scenario = src / "scenarios" / "mini" / "mini_001_refund_ok.json"
     data = json.loads(scenario.read_text())
     for call in (data.get("reference_solution") or {}).get("tool_calls", []):
