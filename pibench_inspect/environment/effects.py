@@ -14,6 +14,8 @@ from datetime import datetime
 from typing import Any, Callable
 
 import math
+import threading
+import time
 
 import duckdb
 import regex
@@ -72,12 +74,24 @@ class PatternTimeout(Exception):
     """A schema pattern took longer than PATTERN_SECONDS on one value."""
 
 
+# the deadline of the call this thread is executing (execute sets it): every pattern matched
+# for the call shares it, so many patterned values (an array of 10,000) cannot add up past it
+_CALL = threading.local()
+
+
 def pattern_search(pattern: str, text: str) -> bool:
     """`re.search(pattern, text)` with a deadline: a schema `pattern` is domain data, and one
     that backtracks catastrophically (`^(a+)+$`) would hold the process for years. The `regex`
-    engine (re's syntax) checks a timeout as it matches; Python's `re` cannot be interrupted."""
+    engine (re's syntax) checks a timeout as it matches; Python's `re` cannot be interrupted.
+    At most PATTERN_SECONDS a value, and never past the call's own deadline."""
+    seconds = PATTERN_SECONDS
+    deadline = getattr(_CALL, "deadline", None)
+    if deadline is not None:
+        seconds = min(seconds, deadline - time.monotonic())
+        if seconds <= 0:
+            raise PatternTimeout(pattern)
     try:
-        return regex.search(pattern, text, timeout=PATTERN_SECONDS) is not None
+        return regex.search(pattern, text, timeout=seconds) is not None
     except TimeoutError:
         raise PatternTimeout(pattern) from None
 
@@ -94,8 +108,9 @@ def _bounded_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -
         if not pattern_search(pattern, instance):
             yield ValidationError(f"{_short(instance)} does not match {pattern!r}")
     except PatternTimeout:
-        yield ValidationError(f"matching the pattern {pattern!r} ran over {PATTERN_SECONDS:g} s; "
-                              "the value is refused (the catalog's pattern backtracks catastrophically)")
+        yield ValidationError(f"matching the pattern {pattern!r} ran out of time ({PATTERN_SECONDS:g} s a value, "
+                              "within the call's deadline); the value is refused (the catalog's pattern "
+                              "backtracks catastrophically)")
 
 
 def _bounded_pattern_properties(validator: Any, patterns: dict, instance: Any, schema: Any) -> Any:
@@ -106,7 +121,8 @@ def _bounded_pattern_properties(validator: Any, patterns: dict, instance: Any, s
             try:
                 hit = pattern_search(pattern, k)
             except PatternTimeout:
-                yield ValidationError(f"matching the property pattern {pattern!r} ran over {PATTERN_SECONDS:g} s")
+                yield ValidationError(f"matching the property pattern {pattern!r} ran out of time "
+                                      f"({PATTERN_SECONDS:g} s a value, within the call's deadline)")
                 continue
             if hit:
                 yield from validator.descend(v, subschema, path=k, schema_path=pattern)
@@ -316,7 +332,11 @@ def execute(
         raise ToolCallError(f"arguments of {spec.name} must be a JSON object")
     try:
         with state.bounded(state.limits.call_seconds):
-            return _execute(spec, state, arguments, validate)
+            _CALL.deadline = time.monotonic() + state.limits.call_seconds
+            try:
+                return _execute(spec, state, arguments, validate)
+            finally:
+                _CALL.deadline = None
     except StepFailed as failed:
         raise ToolCallError(_step_failure(spec, state, failed.where, failed.error)) from None
     except (CallOverran, duckdb.InterruptException, duckdb.OutOfMemoryException, StateTooLarge) as err:
