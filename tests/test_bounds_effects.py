@@ -9,7 +9,6 @@ bounds, and refuses a `handler` that names anything but a registered handler.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import time

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from functools import partial
 from typing import Any, Callable, TypeVar
 
 import anyio
