@@ -65,13 +65,18 @@ def enforced() -> bool:
 
 
 def expected_samples(spec: Any) -> int:
-    """Sample runs a task was asked for: its dataset, narrowed by `--sample-id`, times epochs."""
+    """Sample runs a task was asked for: its dataset, narrowed by `--sample-id` (or else by
+    `--limit`, as Inspect slices it), times epochs."""
     samples = spec.dataset.samples or 0
+    limit = spec.config.limit
     if spec.config.sample_id is not None:
         from inspect_ai._eval.task.util import sample_id_filter
 
         matcher = sample_id_filter(spec.config.sample_id)
         samples = sum(1 for sid in spec.dataset.sample_ids or [] if matcher.matches(sid))
+    elif limit is not None:
+        chosen = slice(*limit) if isinstance(limit, (tuple, list)) else slice(0, limit)
+        samples = len(range(samples)[chosen])
     return samples * (spec.config.epochs or 1)
 
 
