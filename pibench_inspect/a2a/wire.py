@@ -47,6 +47,16 @@ def bounded(text: str, limit: int = MAX_ERROR_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
 
 
+def error_kind(message: str) -> str:
+    """The exception type at the head of an error message ("APIError('...')", "KeyError: ..."),
+    without the text that follows: provider errors quote what an endpoint answered, and that
+    never goes back to the caller (docs/a2a.md)."""
+    import re
+
+    head = re.match(r"\s*([A-Za-z_][A-Za-z0-9_.]*)\s*[(:]", message or "")
+    return head.group(1).rsplit(".", 1)[-1] if head else "an error"
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 

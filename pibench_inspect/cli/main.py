@@ -215,7 +215,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     from ..reports.rescore import rescore
 
     try:
-        new = rescore(args.log, args.out, source=args.source, judge=args.judge)
+        new = rescore(args.log, args.out, source=args.source, judge=args.judge, allow_partial=args.allow_partial)
     except ReportInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -292,6 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--out", required=True, help="where to write the re-scored log (.eval or .json)")
     rs.add_argument("--source", help="scenario source to rebuild the scenarios from (default: the log's own)")
     rs.add_argument("--judge", choices=("auto", "on", "off"), help="NL judge mode (default: the log's own)")
+    rs.add_argument("--allow-partial", action="store_true",
+                    help="also re-score a log that is incomplete or lost samples (its usable samples)")
     rs.set_defaults(func=cmd_rescore)
     from .run import add_run_commands
 

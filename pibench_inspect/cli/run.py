@@ -13,6 +13,7 @@ by name, so their logs are named, carry the task arguments, and `inspect eval-re
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,10 @@ TASK_DOMAINS = ("finra", "retail", "helpdesk")
 def cmd_run(args: argparse.Namespace) -> int:
     from inspect_ai import eval as inspect_eval
 
+    from .. import run_check
+
+    run_check.enforce()  # a run that loses samples says so and exits 1 (and the process always exits)
+
     task_args: dict[str, Any] = {"max_steps": args.max_steps}
     if args.solo:
         task_args["user"] = "solo"
@@ -104,4 +109,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         seed=args.seed,
         log_dir=args.log_dir,
     )
-    return 0 if logs and logs[0].status == "success" else 1
+    if not logs:
+        print("pi-bench: the run lost samples: Inspect returned no log", file=sys.stderr)
+        return 1
+    return 1 if logs[0].status != "success" or run_check.exit_status() else 0

@@ -46,7 +46,8 @@ def play_calls(
     validate: bool = True,
 ) -> OfflineRun:
     offered = {t.name: t for t in exposed_tools(domain, scenario)}
-    state = StateDB(domain_document(domain, scenario), allow_sql=domain.runs_raw_sql, seed=domain.seed_state)
+    state = StateDB(domain_document(domain, scenario), allow_sql=domain.runs_raw_sql, seed=domain.seed_state,
+                    limits=domain.config.limits)
     messages: list[ChatMessage] = [
         ChatMessageSystem(content="(offline run)"),
         ChatMessageUser(content=scenario.user_simulation.initial_user_message),

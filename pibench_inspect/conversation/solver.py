@@ -31,13 +31,13 @@ from inspect_ai.util import LimitExceededError, span, suspend_token_limit, suspe
 from ..domain.loader import Domain
 from ..environment.merge import apply_changes, domain_document
 from ..environment.state import StateDB
-from ..environment.tools import build_tools
+from ..environment.tools import build_tools, settle as settle_state
 from ..scenario.model import Scenario, ToolNotCalled
 from ..local.adapter import AgentProtocolError
 from .agents import BUILTIN_AGENTS, ModelAgent, ScriptedAgent, builtin_agent
 from .prompts import benchmark_context, system_prompt
 from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
-from .json_safe import json_safe_calls
+from .json_safe import display_arguments, json_safe_calls
 
 from .keys import (  # noqa: F401  (re-exported: tests and reports import them from here)
     GREETING,
@@ -186,7 +186,8 @@ def show_turn(who: str, said: Any) -> None:
     """A turn of a party that is not an Inspect model, as an event of the sample's transcript
     (a model's turns appear there as its model events)."""
     if isinstance(said, ChatMessageAssistant):
-        calls = [f"{c.function}({json.dumps(c.arguments, default=str)})" for c in said.tool_calls or []]
+        # displaying a call never fails the turn, whatever its arguments hold
+        calls = [f"{c.function}({display_arguments(c.arguments)})" for c in said.tool_calls or []]
         said = "\n".join(x for x in [said.text, *calls] if x) or "(said nothing)"
     transcript().info(str(said), source=who)
 
@@ -252,7 +253,8 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             else None
         )
         db = StateDB(
-            domain_document(domain, scenario), allow_sql=domain.runs_raw_sql, seed=domain.seed_state
+            domain_document(domain, scenario), allow_sql=domain.runs_raw_sql, seed=domain.seed_state,
+            limits=domain.config.limits,
         )
         store = state.store
         store.set(TERMINATION, "not_started")
@@ -351,6 +353,9 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             # sample may not get to finish
             store.set(STEPS, steps)
             try:
+                # a tool call still running (the sample was cancelled mid-call) is stopped first
+                if not await settle_state(db):
+                    raise RuntimeError("a tool call did not stop, so the sample's state cannot be read")
                 # what changed, as JSON text: Inspect diffs the store at every span boundary and
                 # carries it into events and the log (twice); one short string is cheap there,
                 # the whole ~65 KB document was not (see StateDB.export_changes_text)

@@ -18,6 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 # package's own handler modules, so loading a catalog never imports anything else
 HANDLER_MODULES = ("pibench_inspect.parity.", "pibench_inspect.environment.handlers_")
 HANDLER_REF = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*):([A-Za-z_][A-Za-z0-9_]*)")
+# the handlers a catalog may name: functions written to be handlers, not any attribute of a
+# handler module (a module's imports, constants and helpers are not tools)
+REGISTERED_HANDLERS = (
+    "pibench_inspect.parity.generic:dispatch",
+    "pibench_inspect.environment.handlers_demo:count_rows",
+)
+MAX_PATTERN = 500  # characters of a schema `pattern` (as of a domain's clause_pattern)
 
 
 def handler_problem(ref: str) -> str | None:
@@ -30,7 +37,36 @@ def handler_problem(ref: str) -> str | None:
             f"handler {ref!r} is not allowed: handlers must live in this package's handler modules "
             f"({', '.join(p + '*' for p in HANDLER_MODULES)})"
         )
+    if ref not in REGISTERED_HANDLERS:
+        return f"handler {ref!r} is not a registered handler; registered: {', '.join(REGISTERED_HANDLERS)}"
     return None
+
+
+def pattern_problems(schema: Any, path: str = "parameters") -> list[str]:
+    """Schema `pattern`s (and `patternProperties` keys) that cannot be used: too long, or not
+    a regular expression. The rest are matched with a deadline (environment/effects.py)."""
+    import regex
+
+    found = []
+    if isinstance(schema, dict):
+        candidates = [(f"{path}.pattern", schema["pattern"])] if isinstance(schema.get("pattern"), str) else []
+        if isinstance(schema.get("patternProperties"), dict):
+            candidates += [(f"{path}.patternProperties", k) for k in schema["patternProperties"]]
+        for where, pattern in candidates:
+            if len(pattern) > MAX_PATTERN:
+                found.append(f"{where}: longer than {MAX_PATTERN} characters")
+                continue
+            try:
+                regex.compile(pattern)
+            except (regex.error, ValueError, OverflowError, RecursionError) as err:
+                found.append(f"{where}: {pattern!r} is not a valid regular expression ({err})")
+        for k, v in schema.items():
+            if isinstance(v, (dict, list)):
+                found += pattern_problems(v, f"{path}.{k}")
+    elif isinstance(schema, list):
+        for i, v in enumerate(schema):
+            found += pattern_problems(v, f"{path}[{i}]")
+    return found
 
 
 def remote_refs(schema: Any, path: str = "parameters") -> list[str]:
@@ -170,7 +206,7 @@ class ToolSpec(Strict):
     @field_validator("parameters")
     @classmethod
     def _no_remote_refs(cls, v: dict[str, Any]) -> dict[str, Any]:
-        found = remote_refs(v)
+        found = remote_refs(v) + pattern_problems(v)
         if found:
             raise ValueError("; ".join(found))
         return v

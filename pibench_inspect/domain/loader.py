@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..environment.limits import EffectLimits
 from ..environment.shape import collection_clashes
 from ..scenario.errors import ScenarioError, validation_problems
 from ..scenario.reading import inside, read_json, read_text
@@ -56,6 +57,8 @@ class DomainConfig(BaseModel):
     policy: str = "policy.md"
     tools: str = "tools.json"
     state: str = "db.json"
+    # what one tool call may cost (deadline, DuckDB memory, stored state, sql rows)
+    limits: EffectLimits = Field(default_factory=EffectLimits)
 
     @field_validator("clause_pattern")
     @classmethod

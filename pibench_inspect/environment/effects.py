@@ -14,11 +14,16 @@ from datetime import datetime
 from typing import Any, Callable
 
 import math
+import threading
+import time
 
-from jsonschema import Draft7Validator
+import duckdb
+import regex
+from jsonschema import Draft7Validator, ValidationError, validators
 from referencing import Registry
 
-from ..domain.catalog import Fail, Insert, Let, Select, Sql, ToolSpec, Update, Verify, handler_problem
+from ..domain.catalog import STEP_KEYS, Fail, Insert, Let, Select, Sql, ToolSpec, Update, Verify, handler_problem
+from .limits import PATTERN_SECONDS, CallOverran, StateTooLarge
 from .once import PerObject
 from .state import StateDB, StateError
 from .templates import TemplateError, condition, render
@@ -65,11 +70,74 @@ def today(now: str) -> str:
         return now[:10]
 
 
-def _make_validator(spec: ToolSpec) -> Draft7Validator:
+class PatternTimeout(Exception):
+    """A schema pattern took longer than PATTERN_SECONDS on one value."""
+
+
+# the deadline of the call this thread is executing (execute sets it): every pattern matched
+# for the call shares it, so many patterned values (an array of 10,000) cannot add up past it
+_CALL = threading.local()
+
+
+def pattern_search(pattern: str, text: str) -> bool:
+    """`re.search(pattern, text)` with a deadline: a schema `pattern` is domain data, and one
+    that backtracks catastrophically (`^(a+)+$`) would hold the process for years. The `regex`
+    engine (re's syntax) checks a timeout as it matches; Python's `re` cannot be interrupted.
+    At most PATTERN_SECONDS a value, and never past the call's own deadline."""
+    seconds = PATTERN_SECONDS
+    deadline = getattr(_CALL, "deadline", None)
+    if deadline is not None:
+        seconds = min(seconds, deadline - time.monotonic())
+        if seconds <= 0:
+            raise PatternTimeout(pattern)
+    try:
+        return regex.search(pattern, text, timeout=seconds) is not None
+    except TimeoutError:
+        raise PatternTimeout(pattern) from None
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _bounded_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        if not pattern_search(pattern, instance):
+            yield ValidationError(f"{_short(instance)} does not match {pattern!r}")
+    except PatternTimeout:
+        yield ValidationError(f"matching the pattern {pattern!r} ran out of time ({PATTERN_SECONDS:g} s a value, "
+                              "within the call's deadline); the value is refused (the catalog's pattern "
+                              "backtracks catastrophically)")
+
+
+def _bounded_pattern_properties(validator: Any, patterns: dict, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for k, v in instance.items():
+            try:
+                hit = pattern_search(pattern, k)
+            except PatternTimeout:
+                yield ValidationError(f"matching the property pattern {pattern!r} ran out of time "
+                                      f"({PATTERN_SECONDS:g} s a value, within the call's deadline)")
+                continue
+            if hit:
+                yield from validator.descend(v, subschema, path=k, schema_path=pattern)
+
+
+# Draft 7 with every regular expression matched under a deadline
+BoundedValidator = validators.extend(
+    Draft7Validator, {"pattern": _bounded_pattern, "patternProperties": _bounded_pattern_properties})
+
+
+def _make_validator(spec: ToolSpec) -> Any:
     # Inspect's ToolParams defaults additionalProperties to false; validate the same way here
     schema = {"additionalProperties": False, **spec.schema}
     # an empty registry that retrieves nothing: a `$ref` never reaches the network
-    return Draft7Validator(schema, registry=Registry())
+    return BoundedValidator(schema, registry=Registry())
 
 
 # built once per catalog tool, not once per call
@@ -133,44 +201,66 @@ def run_effect(spec: ToolSpec, ctx: ToolContext, arguments: dict[str, Any]) -> A
         if name:
             bindings[name] = value
 
-    for step in spec.effect:
-        if isinstance(step, Select):
-            where = {k: ev(v) for k, v in step.where.items()}
-            if step.optional_filters:
-                where = {k: v for k, v in where.items() if v is not None}
-            rows = ctx.state.select(step.select, where, match=step.match, order_by=step.order_by)
-            if step.key_as:
-                rows = [{step.key_as: r.pop("_key", None), **r} for r in rows]
-            if step.fields is not None:
-                rows = [{f: r[f] for f in step.fields if f in r} for r in rows]
-            if not rows and step.missing:
-                raise SoftError(ev(step.missing), **{k: v for k, v in where.items()})
-            bind(step.as_, (rows[0] if rows else None) if step.one else rows)
-        elif isinstance(step, Insert):
-            values = ev(step.values)
-            key = ev(step.key)
-            row = ctx.state.insert(step.insert, values, None if key is None else str(key))
-            bind(step.as_, row)
-        elif isinstance(step, Update):
-            where = {k: ev(v) for k, v in step.where.items()}
-            rows = ctx.state.update(step.update, where, ev(step.set), match=step.match)
-            if not rows and step.missing:
-                raise SoftError(ev(step.missing), **where)
-            bind(step.as_, rows)
-        elif isinstance(step, Let):
-            for name, template in step.let.items():
-                bind(name, ev(template))
-        elif isinstance(step, Fail):
-            if condition(step.if_, bindings, ctx.new_id):
-                raise SoftError(ev(step.fail))
-        elif isinstance(step, Sql):
-            rows = ctx.state.sql(step.sql, _sql_params(step.sql, bindings))
-            bind(step.as_, (rows[0] if rows else None) if step.one else rows)
-        elif isinstance(step, Verify):
-            bind(step.as_, verify_fields(step, ev(step.against), ev))
+    for number, step in enumerate(spec.effect, 1):
+        try:
+            _run_step(step, ctx, bindings, ev, bind)
+        except (SoftError, ToolCallError):
+            raise
+        except Exception as err:
+            raise StepFailed(f"effect step {number} ({step_kind(step)})", err) from None
     if spec.result is not None:
         return ev(spec.result)
     return last if have_last else {"status": "ok"}
+
+
+class StepFailed(Exception):
+    """A step of a call failed: `where` names it (`effect step 2 (sql)`), `error` is why."""
+
+    def __init__(self, where: str, error: BaseException):
+        super().__init__(f"{where}: {error}")
+        self.where, self.error = where, error
+
+
+def step_kind(step: Any) -> str:
+    return next((k for k, model in STEP_KEYS.items() if isinstance(step, model)), type(step).__name__)
+
+
+def _run_step(step: Any, ctx: ToolContext, bindings: dict[str, Any], ev: Callable[[Any], Any],
+              bind: Callable[[str | None, Any], None]) -> None:
+    if isinstance(step, Select):
+        where = {k: ev(v) for k, v in step.where.items()}
+        if step.optional_filters:
+            where = {k: v for k, v in where.items() if v is not None}
+        rows = ctx.state.select(step.select, where, match=step.match, order_by=step.order_by)
+        if step.key_as:
+            rows = [{step.key_as: r.pop("_key", None), **r} for r in rows]
+        if step.fields is not None:
+            rows = [{f: r[f] for f in step.fields if f in r} for r in rows]
+        if not rows and step.missing:
+            raise SoftError(ev(step.missing), **{k: v for k, v in where.items()})
+        bind(step.as_, (rows[0] if rows else None) if step.one else rows)
+    elif isinstance(step, Insert):
+        values = ev(step.values)
+        key = ev(step.key)
+        row = ctx.state.insert(step.insert, values, None if key is None else str(key))
+        bind(step.as_, row)
+    elif isinstance(step, Update):
+        where = {k: ev(v) for k, v in step.where.items()}
+        rows = ctx.state.update(step.update, where, ev(step.set), match=step.match)
+        if not rows and step.missing:
+            raise SoftError(ev(step.missing), **where)
+        bind(step.as_, rows)
+    elif isinstance(step, Let):
+        for name, template in step.let.items():
+            bind(name, ev(template))
+    elif isinstance(step, Fail):
+        if condition(step.if_, bindings, ctx.new_id):
+            raise SoftError(ev(step.fail))
+    elif isinstance(step, Sql):
+        rows = ctx.state.sql(step.sql, _sql_params(step.sql, bindings))
+        bind(step.as_, (rows[0] if rows else None) if step.one else rows)
+    elif isinstance(step, Verify):
+        bind(step.as_, verify_fields(step, ev(step.against), ev))
 
 
 def verify_outcome(given: Any, recorded: Any) -> str:
@@ -233,10 +323,47 @@ def execute(
 ) -> Any:
     """Execute one call; returns the JSON-serializable result (soft errors included).
 
-    Raises ToolCallError for a bad call; the state is then exactly as before the call.
+    Raises ToolCallError for a bad call; the state is then exactly as before the call. The call
+    runs within the domain's limits (`state.limits`, environment/limits.py): past its deadline,
+    over DuckDB's memory limit, returning too many rows or growing the stored state past its cap
+    it fails with a message naming the step, and its changes roll back.
     """
     if not isinstance(arguments, dict):
         raise ToolCallError(f"arguments of {spec.name} must be a JSON object")
+    try:
+        with state.bounded(state.limits.call_seconds):
+            _CALL.deadline = time.monotonic() + state.limits.call_seconds
+            try:
+                return _execute(spec, state, arguments, validate)
+            finally:
+                _CALL.deadline = None
+    except StepFailed as failed:
+        raise ToolCallError(_step_failure(spec, state, failed.where, failed.error)) from None
+    except (CallOverran, duckdb.InterruptException, duckdb.OutOfMemoryException, StateTooLarge) as err:
+        where = "the handler" if spec.handler else "the call"
+        raise ToolCallError(_step_failure(spec, state, where, err)) from None
+    except StateError as err:  # the state is busy (an earlier call that never stopped) or closed
+        raise ToolCallError(f"{spec.name} failed: {err}") from None
+
+
+def _step_failure(spec: ToolSpec, state: StateDB, where: str, err: BaseException) -> str:
+    limits = state.limits
+    if isinstance(err, (CallOverran, duckdb.InterruptException)) and state.overran:
+        return (f"{spec.name} failed: {where} ran over the {limits.call_seconds:g} s a call may take "
+                "(the domain's limits.call_seconds) and was stopped; nothing was changed")
+    if isinstance(err, duckdb.OutOfMemoryException):
+        return (f"{spec.name} failed: {where} needed more than the {limits.memory_mb} MB of memory a state may use "
+                "(the domain's limits.memory_mb); nothing was changed")
+    if isinstance(err, StateTooLarge):
+        return f"{spec.name} failed: {err}; nothing was changed"
+    if isinstance(err, StateError) and "limits.sql_rows" in str(err):
+        return f"{spec.name} failed: {where}: {err}; nothing was changed"
+    if isinstance(err, (StateError, TemplateError, TypeError)):
+        return f"{spec.name} failed: {err}"
+    return f"{spec.name} failed: {type(err).__name__}: {err}"
+
+
+def _execute(spec: ToolSpec, state: StateDB, arguments: dict[str, Any], validate: bool) -> Any:
     if validate:
         problems = argument_errors(spec, arguments)
         if problems:
@@ -244,16 +371,21 @@ def execute(
                 f"invalid arguments for {spec.name}: " + "; ".join(problems)
             )
     ctx = ToolContext(state, spec.name)
+    read_only = reads_only(spec)
     try:
-        with state.transaction(reads_only=reads_only(spec)):
+        with state.transaction(reads_only=read_only):
             result = run_effect(spec, ctx, arguments)
             json.dumps(result, default=str)  # a result that cannot be shown is a failure
+            if not read_only:
+                state.check_size()
     except SoftError as soft:
         return agent_view(soft.payload())
+    except (StepFailed, CallOverran, StateTooLarge, ToolCallError):
+        raise
+    except (duckdb.InterruptException, duckdb.OutOfMemoryException):
+        raise
     except (StateError, TemplateError) as err:
         raise ToolCallError(f"{spec.name} failed: {err}") from None
-    except ToolCallError:
-        raise
     except TypeError as err:
         # a handler called with an argument it does not take
         raise ToolCallError(f"{spec.name} failed: {err}") from None

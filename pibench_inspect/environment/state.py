@@ -45,11 +45,13 @@ key a tool wrote, merged over the initial document by `merge.apply_changes`.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import math
 import os
 import secrets
+import threading
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -58,7 +60,9 @@ from typing import Any, Iterator
 
 import duckdb
 
+from .limits import DEFAULT_LIMITS, SHARED_MEMORY_MB, CallOverran, EffectLimits, StateTooLarge
 from .once import PerObject
+from .watchdog import WATCHDOG
 
 INT64 = (-(2**63), 2**63 - 1)
 SCALARS = "_scalars"
@@ -75,26 +79,35 @@ SANDBOX_CONFIG = {
     # every statement here is generated for tables of a few hundred rows at most: planning
     # them unoptimized is ~40% cheaper per SELECT and no slower to run
     "enable_optimizer": False,
+    # no temporary directory: an in-memory database otherwise spills to ./.tmp past its memory
+    # limit (files written where the run was started); here it fails the statement instead
+    "temp_directory": "",
     "lock_configuration": True,
 }
 
 
-def open_sandboxed() -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB database with no access outside itself (see SANDBOX_CONFIG)."""
-    return duckdb.connect(":memory:", config=dict(SANDBOX_CONFIG))
+def open_sandboxed(memory_mb: int = DEFAULT_LIMITS.memory_mb) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB database with no access outside itself (see SANDBOX_CONFIG), using at
+    most `memory_mb` of memory (a statement that needs more fails: OutOfMemoryException)."""
+    return duckdb.connect(":memory:", config={**SANDBOX_CONFIG, "memory_limit": f"{int(memory_mb)}MB"})
 
 
 _SHARED: tuple[int, duckdb.DuckDBPyConnection] | None = None
 _CATALOG_IDS = itertools.count(1)
+# the shared instance's root connection is used from the tool workers' threads (and a garbage
+# collector's finalizer): a DuckDB connection object must not run two statements at once
+_SHARED_LOCK = threading.Lock()
+_TO_DETACH: collections.deque[str] = collections.deque()  # catalogs of closed states
 
 
 def _shared_instance() -> duckdb.DuckDBPyConnection:
     """This process's sandboxed instance that holds the private catalogs (a forked child opens
     its own: a DuckDB instance must not cross a fork)."""
     global _SHARED
-    if _SHARED is None or _SHARED[0] != os.getpid():
-        _SHARED = (os.getpid(), open_sandboxed())
-    return _SHARED[1]
+    with _SHARED_LOCK:
+        if _SHARED is None or _SHARED[0] != os.getpid():
+            _SHARED = (os.getpid(), open_sandboxed(SHARED_MEMORY_MB))
+        return _SHARED[1]
 
 
 def open_private_catalog() -> tuple[duckdb.DuckDBPyConnection, str]:
@@ -102,8 +115,10 @@ def open_private_catalog() -> tuple[duckdb.DuckDBPyConnection, str]:
     default catalog it is (unqualified names resolve there and nowhere else)."""
     root = _shared_instance()
     name = f"pibench_{next(_CATALOG_IDS)}_{secrets.token_hex(4)}"
-    root.execute(f"ATTACH ':memory:' AS {q(name)}")
-    conn = root.cursor()
+    with _SHARED_LOCK:
+        _detach_pending(root)
+        root.execute(f"ATTACH ':memory:' AS {q(name)}")
+        conn = root.cursor()
     conn.execute(f"USE {q(name)}")
     return conn, name
 
@@ -113,10 +128,24 @@ def _drop_catalog(root: duckdb.DuckDBPyConnection, conn: duckdb.DuckDBPyConnecti
         conn.close()  # an open transaction is rolled back
     except Exception:
         pass
-    try:
-        root.execute(f"DETACH DATABASE IF EXISTS {q(name)}")
-    except Exception:  # the instance is already gone (interpreter shutdown)
-        pass
+    _TO_DETACH.append(name)
+    # never wait for the lock: a finalizer may run in a thread that holds it (a garbage
+    # collection during a statement); then the next catalog opened detaches this one
+    if _SHARED_LOCK.acquire(blocking=False):
+        try:
+            _detach_pending(root)
+        finally:
+            _SHARED_LOCK.release()
+
+
+def _detach_pending(root: duckdb.DuckDBPyConnection) -> None:
+    """Detach the catalogs of closed states (the caller holds _SHARED_LOCK)."""
+    while _TO_DETACH:
+        name = _TO_DETACH.popleft()
+        try:
+            root.execute(f"DETACH DATABASE IF EXISTS {q(name)}")
+        except Exception:  # the instance is already gone (interpreter shutdown)
+            pass
 
 
 class _NeedsSql(Exception):
@@ -340,9 +369,21 @@ class StateDB:
     """
 
     def __init__(
-        self, document: dict[str, Any], *, allow_sql: bool = True, seed: dict[str, Any] | None = None
+        self, document: dict[str, Any], *, allow_sql: bool = True, seed: dict[str, Any] | None = None,
+        limits: EffectLimits = DEFAULT_LIMITS,
     ):
         self.allow_sql = allow_sql
+        self.limits = limits
+        # the call in flight (see `bounded`): its marker, whether it ran past its deadline, and
+        # a lock held while it runs (a call runs in a worker thread; `settle` waits for it)
+        self._call: object | None = None
+        self._overran = False
+        self._guard = threading.Lock()
+        self._busy = threading.Lock()
+        # the size of what the solver would store, as last measured (None: not known), and an
+        # upper bound of what generated writes added since (see check_size)
+        self._size_known: int | None = None
+        self._growth = 0
         self._catalog: str | None = None
         self._finalizer: Any = None
         self._conn: duckdb.DuckDBPyConnection | None = None
@@ -371,12 +412,14 @@ class StateDB:
     def conn(self) -> duckdb.DuckDBPyConnection:
         """The state's database, opened on first use: a sample that only reads answers from the
         loaded values (see `select`) and never needs one."""
+        if self._overran:
+            raise CallOverran()  # the call's deadline passed: no further statement runs
         if self._conn is None:
             if self._closed:
                 raise StateError("this state is closed")
             if self.allow_sql:
                 # a database of its own; a single worker thread keeps per-sample memory low
-                self._conn = open_sandboxed()
+                self._conn = open_sandboxed(self.limits.memory_mb)
             else:
                 self._conn, self._catalog = open_private_catalog()
                 self._finalizer = weakref.finalize(
@@ -548,7 +591,9 @@ class StateDB:
             f"SELECT {', '.join(cols)} FROM {q(coll.table)}{where_sql} ORDER BY {order}", params
         )
         out = []
-        for row in cur.fetchall():
+        for n, row in enumerate(cur.fetchall()):
+            if n % 1024 == 1023:
+                self.check_deadline()
             key, present = row[0], row[1] or []
             values = dict(zip(names, row[2:]))
             rec: dict[str, Any] = {}
@@ -728,6 +773,11 @@ class StateDB:
         self._dirty.add(key)
 
     def insert(self, path: str, values: dict[str, Any], key: str | None = None) -> dict[str, Any]:
+        row = self._insert(path, values, key)
+        self._grew(values, 1, key)
+        return row
+
+    def _insert(self, path: str, values: dict[str, Any], key: str | None = None) -> dict[str, Any]:
         if not self.has(path):
             if "." in path:
                 raise StateError(f"no collection {path!r} in the state")
@@ -770,6 +820,13 @@ class StateDB:
         return {"_key": str(key), **row} if coll.kind == "keyed" else row
 
     def update(
+        self, path: str, where: dict[str, Any], values: dict[str, Any], *, match: str = "exact"
+    ) -> list[dict[str, Any]]:
+        rows = self._update(path, where, values, match=match)
+        self._grew(values, len(rows))
+        return rows
+
+    def _update(
         self, path: str, where: dict[str, Any], values: dict[str, Any], *, match: str = "exact"
     ) -> list[dict[str, Any]]:
         if "_key" in values:
@@ -854,6 +911,7 @@ class StateDB:
             raise StateError("this state was opened without raw SQL (allow_sql=False)")
         if self._reads_only:
             raise StateError("a read-only call cannot run raw SQL")
+        self._size_known = None  # the statement may write anything: measure again
         # the statement may read or write any table: every table exists and none is pristine
         # afterwards, and the scalars go through their table
         for coll in list(self.collections.values()):
@@ -866,10 +924,17 @@ class StateDB:
             [list(range(len(self._scalars))), list(self._scalars), list(self._scalars.values())],
         )
         cur = self.conn.execute(query, params or {})
-        rows = [] if cur.description is None else [
-            {n: v for n, v in zip([d[0] for d in cur.description], row) if n not in ("_pos", "_keys")}
-            for row in cur.fetchall()
-        ]
+        rows = []
+        if cur.description is not None:
+            names = [d[0] for d in cur.description]
+            fetched = cur.fetchmany(self.limits.sql_rows + 1)
+            if len(fetched) > self.limits.sql_rows:
+                raise StateError(f"the statement returned more than {self.limits.sql_rows} rows "
+                                 "(the domain's limits.sql_rows)")
+            for n, row in enumerate(fetched):
+                if n % 1024 == 1023:
+                    self.check_deadline()
+                rows.append({k: v for k, v in zip(names, row) if k not in ("_pos", "_keys")})
         for key, value in self.conn.execute(f"SELECT key, CAST(value AS VARCHAR) FROM {SCALARS}").fetchall():
             if key in self._scalars:  # a scalar the statement added has no place in the layout
                 self._scalars[key] = value if value is not None else "null"
@@ -930,6 +995,7 @@ class StateDB:
         """
         if self._reads_only:
             raise StateError(f"a read-only call cannot change {path!r}")
+        self._size_known = None  # a whole value replaced: measure again
         parts = path.split(".")
         self._dirty.add(parts[0])
         found = self._node(parts)
@@ -998,7 +1064,9 @@ class StateDB:
         except BaseException:
             if self._tx == "open":
                 self._tx = None
-                self.conn.execute("ROLLBACK")
+                # the connection itself: `conn` refuses statements once the call overran
+                assert self._conn is not None
+                self._conn.execute("ROLLBACK")
             for c, columns, physical in kept:
                 c.columns, c.physical = columns, physical
             (self.collections, self.layout, self._tables,
@@ -1010,6 +1078,80 @@ class StateDB:
                 self.conn.execute("COMMIT")
         finally:
             self._tx = None
+
+    # ------------------------------------------------------------------ bounds
+
+    @contextmanager
+    def bounded(self, seconds: float) -> Iterator[None]:
+        """One call's deadline. Past it, the DuckDB statement running is interrupted (DuckDB's
+        own interrupt, from the watchdog thread), every later statement of the call is refused
+        and Python-side loops over rows stop at their next check: the call ends with
+        CallOverran (or DuckDB's InterruptException) and its transaction rolls back."""
+        if not self._busy.acquire(blocking=False):
+            raise StateError("another call is still running on this state")
+        marker = object()
+        with self._guard:
+            self._call, self._overran = marker, False
+        token = WATCHDOG.arm(seconds, lambda: self._overrun(marker))
+        try:
+            yield
+        finally:
+            WATCHDOG.disarm(token)
+            with self._guard:
+                self._call = None
+            self._busy.release()
+
+    @property
+    def overran(self) -> bool:
+        """Whether the call in flight (or the last one) ran past its deadline."""
+        return self._overran
+
+    def _overrun(self, marker: object) -> None:
+        with self._guard:
+            if self._call is not marker:
+                return  # that call is over
+            self._overran = True
+            conn = self._conn
+        if conn is not None:
+            conn.interrupt()
+
+    def interrupt(self) -> None:
+        """End the call in flight now, as its deadline would (a cancelled sample)."""
+        with self._guard:
+            marker = self._call
+        if marker is not None:
+            self._overrun(marker)
+
+    @property
+    def free(self) -> bool:
+        """No call is running on this state (nothing else may read it while one runs)."""
+        return not self._busy.locked()
+
+    def check_deadline(self) -> None:
+        if self._overran:
+            raise CallOverran()
+
+    def check_size(self) -> None:
+        """StateTooLarge when what the solver would store (`export_changes_text`) is larger than
+        the domain's `limits.state_mb`. Measured exactly (an export) only when it may be: after
+        raw SQL or a handler's `put`, or when the last measure plus an upper bound of what
+        inserts and updates added since (`_grew`) passes the limit; so a sample's few small
+        writes cost one export, not one each."""
+        limit = int(self.limits.state_mb * 1_000_000)
+        if self._size_known is not None and self._size_known + self._growth <= limit:
+            return
+        size = len(self.export_changes_text())
+        if size > limit:
+            raise StateTooLarge(f"the sample's state changes would take {size / 1e6:.1f} MB, more than the "
+                                f"domain's limit of {self.limits.state_mb:g} MB (limits.state_mb)")
+        self._size_known, self._growth = size, 0
+
+    def _grew(self, values: dict[str, Any], rows: int, key: str | None = None) -> None:
+        """An upper bound of what writing `values` to `rows` rows adds to the stored text: each
+        value's JSON twice over (a row may gain every field, with its name), and some framing."""
+        if rows:
+            text = len(json.dumps(values, default=str)) + len(key or "")
+            self._growth += rows * (2 * text + 64)
 
     # ------------------------------------------------------------------ export
 

@@ -10,9 +10,14 @@ from inspect_ai.tool import ToolDef, ToolError, ToolParams
 from ..domain.catalog import ToolSpec
 from ..domain.loader import Domain
 from ..scenario.model import Scenario
+from ..workers import TOOL_POOL, PoolExhausted
 from .effects import ToolCallError, execute
 from .once import PerObject
 from .state import StateDB
+
+# seconds a call's worker may take to stop once its deadline has passed (DuckDB stops within
+# milliseconds of its interrupt, Python-side loops at their next check)
+STOP_GRACE = 5.0
 
 BLOCKED_MESSAGE = "Tool not permitted by policy"
 # JSON-schema keywords a catalog must not rely on. Inspect builds a tool's parameters with its
@@ -67,17 +72,67 @@ def tool_def(spec: ToolSpec, state: StateDB, *, blocked: bool = False) -> ToolDe
     async def run(**kwargs: Any) -> str:
         if blocked:
             raise ToolError(BLOCKED_MESSAGE)
-        try:
-            result = execute(spec, state, kwargs)
-        except ToolCallError as err:
-            raise ToolError(str(err)) from None
+        result = await run_call(spec, state, kwargs)
         return json.dumps(result, default=str)
 
     return ToolDef(run, name=spec.name, description=spec.description or spec.name, parameters=tool_params(spec))
 
 
+async def run_call(spec: ToolSpec, state: StateDB, arguments: dict[str, Any]) -> Any:
+    """`execute` off the event loop, in a daemon worker: a call that takes its time (DuckDB,
+    a pattern, a handler) holds only its own sample, never the loop (limits, SIGINT and every
+    other sample go on). Its deadline is enforced inside (`StateDB.bounded`); the wait here is
+    a backstop for a worker that does not stop after it."""
+    try:
+        outcome = await TOOL_POOL.run(execute, spec, state, arguments,
+                                      timeout=state.limits.call_seconds + STOP_GRACE)
+    except TimeoutError:
+        raise ToolError(f"{spec.name} failed: the call did not stop within {STOP_GRACE:g} s of its "
+                        f"{state.limits.call_seconds:g} s deadline; later calls on this state are refused") from None
+    except PoolExhausted as err:
+        raise ToolError(f"{spec.name} failed: {err}") from None
+    if outcome.error is None:
+        return outcome.value
+    if isinstance(outcome.error, ToolCallError):
+        raise ToolError(str(outcome.error)) from None
+    raise outcome.error
+
+
+async def settle(state: StateDB, seconds: float = STOP_GRACE) -> bool:
+    """Stop the call still running on `state` (a sample cancelled mid-call) and wait, shielded
+    from the cancellation, up to `seconds` for its worker to leave the state; whether it did."""
+    import anyio
+
+    if state.free:
+        return True
+    state.interrupt()
+    with anyio.move_on_after(seconds, shield=True):
+        while not state.free:
+            await anyio.sleep(0.01)
+    return state.free
+
+
+def patterns_described(node: Any) -> Any:
+    """The schema with every `pattern` moved into its description. Inspect checks a call's
+    arguments against the parameters it was given with `re`, on the event loop, before the tool
+    runs: a catastrophic pattern there would hold the whole process. The agent still reads the
+    constraint, and our own validation (environment/effects.py) enforces it with a deadline."""
+    if isinstance(node, list):
+        return [patterns_described(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: (patterns_described(v) if k in ("properties", "items", "additionalProperties", "anyOf") else v)
+           for k, v in node.items() if k != "pattern"}
+    if isinstance(node.get("properties"), dict):
+        out["properties"] = {k: patterns_described(v) for k, v in node["properties"].items()}
+    if isinstance(node.get("pattern"), str):
+        said = f"a string matching the regular expression {node['pattern']}"
+        out["description"] = f"{node['description']} ({said})" if node.get("description") else said.capitalize()
+    return out
+
+
 def _make_params(spec: ToolSpec) -> ToolParams:
-    return ToolParams.model_validate(with_descriptions(spec.schema))
+    return ToolParams.model_validate(with_descriptions(patterns_described(spec.schema)))
 
 
 # a catalog tool's Inspect parameters, validated once per process, not once per sample (Inspect

@@ -9,17 +9,23 @@ untouched: they are not agent behaviour (see local/errors.py).
 The protocol's operations are synchronous and may block (a network call, a local model), so
 they run in worker threads: samples wait for their own agent only, never for each other's. An
 agent that also offers `async def agenerate(message, state)` is awaited on the loop instead.
+
+Whatever the agent's code does is its own outcome (issue 25): any BaseException it raises
+(SystemExit, KeyboardInterrupt and GeneratorExit included), an exception whose message cannot be
+rendered, a reply the log cannot record (unrecordable: too deep, an integer too large to write,
+a value that holds itself), or an operation that does not return within its deadline (Inspect's
+`--timeout`, else OPERATION_SECONDS) ends the sample as `agent_error` with the reason. A
+blocked operation's thread is abandoned: the workers are daemon threads (pibench_inspect.workers),
+so the process still exits when the run ends.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-from functools import partial
 from typing import Any, Callable, TypeVar
 
 import anyio
-from anyio.lowlevel import RunVar
 from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolCall, ToolDef
@@ -28,35 +34,69 @@ from inspect_ai.util import LimitExceededError
 from .errors import AgentProtocolError, AgentUnavailable
 from .protocol import AgentProtocol
 
+from ..conversation.json_safe import describe_error, unrecordable
 from ..conversation.users import STOP_TOKENS
+from ..workers import AGENT_POOL, PoolExhausted
 CALL_KEYS = {"id", "name", "arguments", "requestor"}
 
 __all__ = ["AgentProtocolError", "AgentUnavailable", "ProtocolAgent", "check_agent", "load_agent", "to_inspect"]
 
-# anyio's shared pool runs 40 threads at once; agents get their own, sized so that every sample
-# in flight can wait on its agent at the same time (idle threads cost nothing)
-AGENT_THREADS = 512
-_threads: RunVar[anyio.CapacityLimiter] = RunVar("pibench_agent_threads")
 T = TypeVar("T")
 STOP_GRACE = 5.0  # seconds an agent's stop() may take once its sample is over
+# seconds one protocol operation may take when Inspect's --timeout is not given
+OPERATION_SECONDS = 600.0
 # failures that are not the agent's to answer for: raised through, never turned into agent_error
-PASS_THROUGH = (AgentProtocolError, AgentUnavailable, LimitExceededError)
+PASS_THROUGH = (AgentUnavailable, LimitExceededError)
 
 
-def _limiter() -> anyio.CapacityLimiter:
+def operation_seconds() -> float:
+    """The deadline of one protocol operation: Inspect's `--timeout` (a model request's), else
+    OPERATION_SECONDS."""
+    from inspect_ai.model._generate_config import active_generate_config
+
+    timeout = active_generate_config().timeout
+    return float(timeout) if timeout else OPERATION_SECONDS
+
+
+def agent_fault(operation: str, err: BaseException) -> BaseException:
+    """What an exception from the agent's own code becomes: an infrastructure failure or an
+    Inspect limit passes through; anything else, BaseExceptions included, is agent_error."""
+    if isinstance(err, PASS_THROUGH):
+        return err
+    if isinstance(err, AgentProtocolError):  # the agent's own protocol error: its words
+        return AgentProtocolError(describe_error(err).removeprefix(f"{type(err).__name__}: "))
+    return AgentProtocolError(f"{operation} raised {describe_error(err)}")
+
+
+async def off_loop(fn: Callable[..., T], *args: Any, operation: str | None = None,
+                   timeout: float | None = None) -> T:
+    """Run a blocking protocol operation in a daemon worker thread, within `timeout` seconds
+    (default: operation_seconds()). Past it, or when the sample is cancelled (`--time-limit`, an
+    interrupt), the thread is abandoned and its result dropped: a hung agent cannot hold the
+    run, nor the process once the run is over. The operation's own exceptions become agent_error
+    (agent_fault)."""
+    name = operation or f"{getattr(fn, '__name__', 'the operation')}()"
+    seconds = operation_seconds() if timeout is None else timeout
     try:
-        return _threads.get()
-    except LookupError:
-        limiter = anyio.CapacityLimiter(AGENT_THREADS)
-        _threads.set(limiter)
-        return limiter
+        outcome = await AGENT_POOL.run(fn, *args, timeout=seconds)
+    except TimeoutError:
+        raise AgentProtocolError(f"{name} did not return within {seconds:g} s; the agent was abandoned") from None
+    except PoolExhausted as err:
+        raise AgentProtocolError(f"{name} could not start: {err} (earlier operations never returned)") from None
+    if outcome.error is not None:
+        raise agent_fault(name, outcome.error) from None
+    return outcome.value
 
 
-async def off_loop(fn: Callable[..., T], *args: Any) -> T:
-    """Run a blocking protocol operation in a worker thread. A cancelled sample (`--time-limit`,
-    an interrupt) does not wait for it: the thread is abandoned and its result dropped, so a hung
-    agent cannot hold the run."""
-    return await anyio.to_thread.run_sync(partial(fn, *args), abandon_on_cancel=True, limiter=_limiter())
+def _cancelled(err: BaseException) -> bool:
+    """Whether `err` is the cancellation of this task (a time limit, an interrupt), not a
+    CancelledError the agent's own code raised."""
+    import asyncio
+
+    if not isinstance(err, anyio.get_cancelled_exc_class()):
+        return False
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
 
 
 def _factory(ref: str) -> Any:
@@ -105,6 +145,9 @@ def to_inspect(message: Any) -> ChatMessageAssistant:
     """Validate a protocol assistant message (reference 3.1) and convert it."""
     if not isinstance(message, dict):
         raise AgentProtocolError(f"generate returned {type(message).__name__}, expected a message dict")
+    problem = unrecordable(message, "the reply")
+    if problem:
+        raise AgentProtocolError(f"the agent's reply cannot be recorded: {problem}")
     calls = message.get("tool_calls")
     text = text_of(message.get("content"))
     if calls is not None and (not isinstance(calls, list) or not calls):
@@ -161,37 +204,49 @@ class ProtocolAgent:
     async def _generate(self, incoming: dict) -> Any:
         agenerate = getattr(self.agent, "agenerate", None)
         if inspect.iscoroutinefunction(agenerate):
-            return await agenerate(incoming, self.state)
-        return await off_loop(self.agent.generate, incoming, self.state)
+            # awaited on the loop, under Inspect's own limits and timeouts (its model calls)
+            try:
+                return await agenerate(incoming, self.state)
+            except BaseException as err:  # noqa: BLE001 (SystemExit & co. from the agent are its own)
+                if _cancelled(err):
+                    raise
+                raise agent_fault("the agent", err) from None
+        return await off_loop(self.agent.generate, incoming, self.state, operation="the agent")
+
+    def _is_stop(self, reply: Any) -> bool:
+        return bool(self.agent.is_stop(reply))  # in the worker: a __bool__ that raises is the agent's
 
     async def next(self, messages: list[ChatMessage], tools: list[ToolDef]) -> ChatMessageAssistant:
+        if self.state is None:
+            if self.seed is not None:
+                await off_loop(self.agent.set_seed, self.seed, operation="set_seed")
+            self.state = await off_loop(self.agent.init_state, self.context, [tool_schema(t) for t in tools], None,
+                                        operation="init_state")
+        incoming = self._incoming(messages)
+        result = await self._generate(incoming)
         try:
-            if self.state is None:
-                if self.seed is not None:
-                    await off_loop(self.agent.set_seed, self.seed)
-                self.state = await off_loop(self.agent.init_state, self.context, [tool_schema(t) for t in tools], None)
-            incoming = self._incoming(messages)
-            reply, self.state = await self._generate(incoming)
-        except PASS_THROUGH:
+            reply, self.state = result
+        except Exception as err:  # noqa: BLE001 (not a pair: the agent's mistake)
+            raise AgentProtocolError(f"generate must return (message, state); got {describe_error(err)}") from None
+        try:
+            message = to_inspect(reply)
+        except AgentProtocolError:
             raise
-        except Exception as err:
-            raise AgentProtocolError(f"the agent raised {type(err).__name__}: {err}") from None
-        message = to_inspect(reply)
+        except Exception as err:  # noqa: BLE001 (a reply built to break our reading of it)
+            raise AgentProtocolError(f"the agent's reply cannot be read: {describe_error(err)}") from None
         self.seen += 1  # the reply itself is appended by the solver
         self.last = reply
-        try:
-            stop = bool(await off_loop(self.agent.is_stop, reply)) or text_of(reply.get("content")).strip() in STOP_TOKENS
-        except Exception as err:
-            raise AgentProtocolError(f"is_stop raised {type(err).__name__}: {err}") from None
+        stop = await off_loop(self._is_stop, reply, operation="is_stop") or \
+            text_of(reply.get("content")).strip() in STOP_TOKENS
         if stop:
             message.metadata = {"pibench_stop": True}
         return message
 
     async def aclose(self) -> None:
-        # stop() runs even when the sample was cancelled (time limit), for a few seconds at most
+        # stop() runs even when the sample was cancelled (time limit), for a few seconds at most;
+        # whatever it does (raises, blocks, exits) changes nothing: the sample is over
         with anyio.move_on_after(STOP_GRACE, shield=True):
             try:
-                await off_loop(self.agent.stop, self.last, self.state)
+                await off_loop(self.agent.stop, self.last, self.state, operation="stop", timeout=STOP_GRACE)
             except Exception:  # the original swallowed errors from stop() as well
                 pass
-

@@ -26,6 +26,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from openai.types.chat import ChatCompletion
 
 from .. import _bootstrap  # noqa: F401  (before litellm loads)
+from ..conversation.json_safe import json_safe_calls
 from .credentials import require_credentials
 
 RETRYABLE = ("RateLimitError", "APIConnectionError", "Timeout", "ServiceUnavailableError", "InternalServerError")
@@ -108,6 +109,10 @@ class LiteLLMAPI(ModelAPI):
             raise LiteLLMCallError(err) from None
         completion = ChatCompletion.model_validate(response.model_dump())
         output = model_output_from_openai(completion, chat_choices_from_openai(completion, tools))
+        for choice in output.choices:
+            # arguments the log cannot hold (nested past its depth limit, NaN) become the call's
+            # parse error before Inspect records this output: the log is never lost to them
+            json_safe_calls(choice.message)
         cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
         if output.usage is not None and isinstance(cost, (int, float)):
             output.usage.total_cost = float(cost)

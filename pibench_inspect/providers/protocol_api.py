@@ -15,7 +15,8 @@ from inspect_ai.model import ChatMessageAssistant
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from ..a2a.openai_format import openai_history
-from ..local.adapter import load_agent, off_loop, to_inspect
+from ..conversation.json_safe import describe_error
+from ..local.adapter import AgentProtocolError, OPERATION_SECONDS, load_agent, off_loop, to_inspect
 from ..local.replay import Session, answer, protocol_turns, reply_text, with_stop
 
 
@@ -36,8 +37,16 @@ class ProtocolAPI(ModelAPI):
         turns = protocol_turns(openai_history(input))
         # the agent's own thread pool: asyncio's default one has min(32, CPUs + 4) workers, which
         # would let only a handful of samples wait on their agents at once
-        reply, stop = await off_loop(answer, session, turns, config.seed)
-        message: ChatMessageAssistant = to_inspect(reply)  # the protocol's validation, as locally
+        # whatever the agent's code does (raises anything, blocks, replies with what the log
+        # cannot hold) is AgentProtocolError, which the conversation scores as agent_error
+        reply, stop = await off_loop(answer, session, turns, config.seed, operation="the agent",
+                                     timeout=float(config.timeout) if config.timeout else OPERATION_SECONDS)
+        try:
+            message: ChatMessageAssistant = to_inspect(reply)  # the protocol's validation, as locally
+        except AgentProtocolError:
+            raise
+        except Exception as err:  # noqa: BLE001 (a reply built to break our reading of it)
+            raise AgentProtocolError(f"the agent's reply cannot be read: {describe_error(err)}") from None
         message.content = with_stop(reply_text(reply), stop)
         output = ModelOutput.from_message(message)
         output.model = self.model_name

@@ -6,13 +6,15 @@ Report input comes from a person typing paths, so every failure must say which p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import EvalLog, read_eval_log
 
 LOG_SUFFIXES = (".eval", ".json")
+SCORER = "pibench_scorer"
 
 
 class ReportInputError(ValueError):
@@ -39,10 +41,54 @@ def pibench_problem(log: EvalLog, *, allow_partial: bool) -> str | None:
     return None
 
 
+def non_finite_at(value: Any, where: str) -> str | None:
+    """The path of the first NaN or Infinity in `value` (a score's value or metadata), or None.
+    Iterative: a damaged log may nest as it likes."""
+    stack = [(value, where)]
+    while stack:
+        v, at = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return at
+        if isinstance(v, dict):
+            stack += [(x, f"{at}.{k}") for k, x in v.items()]
+        elif isinstance(v, list):
+            stack += [(x, f"{at}[{i}]") for i, x in enumerate(v)]
+    return None
+
+
+def damage(log: EvalLog) -> tuple[list[str], set[int]]:
+    """What a log lost or holds that cannot be reported: fewer samples than its header announces,
+    a sample with neither a pi-bench score nor an error, a score that is not a finite number
+    (a `1e999` reads as Infinity and would be written as `Infinity` into results.json). Returns
+    the problems and the indexes of the samples that cannot be used."""
+    problems: list[str] = []
+    unusable: set[int] = set()
+    samples = log.samples or []
+    announced = log.results.total_samples if log.results is not None else None
+    if announced is not None and len(samples) < announced:
+        problems.append(f"its header announces {announced} sample runs, the log holds {len(samples)} "
+                        f"({announced - len(samples)} missing)")
+    for i, sample in enumerate(samples):
+        score = (sample.scores or {}).get(SCORER)
+        name = f"sample {sample.id} (epoch {sample.epoch})"
+        if score is None:
+            if sample.error is None:
+                problems.append(f"{name} has neither a pi-bench score nor an error")
+                unusable.add(i)
+            continue
+        bad = non_finite_at(score.value, "value") or non_finite_at(score.metadata, "metadata")
+        if bad:
+            problems.append(f"{name}: its score's {bad} is not a finite number")
+            unusable.add(i)
+    return problems, unusable
+
+
 @dataclass
 class LoadedLog:
     path: Path
     log: EvalLog
+    # what the log lost (reported with --allow-partial; otherwise the log is refused)
+    problems: list[str] = field(default_factory=list)
 
     @property
     def args(self) -> dict[str, Any]:
@@ -107,4 +153,12 @@ def load_logs(paths: list[str | Path], *, check: bool = False, allow_partial: bo
             problem = pibench_problem(loaded.log, allow_partial=allow_partial)
             if problem:
                 raise ReportInputError(f"{loaded.path}: {problem}")
+            problems, unusable = damage(loaded.log)
+            if problems and not allow_partial:
+                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                raise ReportInputError(f"{loaded.path}: damaged log: {problems[0]}{more}; "
+                                       "pass --allow-partial to report what it holds")
+            if unusable:  # --allow-partial: reported without them, and the report says so
+                loaded.log.samples = [s for i, s in enumerate(loaded.log.samples or []) if i not in unusable]
+            loaded.problems = problems
     return out

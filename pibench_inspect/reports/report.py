@@ -151,7 +151,7 @@ def write_report(paths: list[str | Path], out: str | Path, *, resamples: int = R
     if agentbeats_id and len({x.agent_id for x in logs}) > 1:
         raise ReportInputError("--agentbeats-id names one participant; these logs hold several agents")
     results = analyse(logs, resamples=resamples, seed=seed, agentbeats_id=agentbeats_id)
-    notes = comparison_notes(results)
+    notes = comparison_notes(results) + [f"{x.path.name}: {p} (left out of this report)" for x in logs for p in x.problems]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []

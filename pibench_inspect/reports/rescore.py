@@ -23,8 +23,11 @@ from ..task import REMOVED, parse_args
 from .logs import ReportInputError, load_logs
 
 
-def rescore(log_path: str | Path, out: str | Path, *, source: str | None = None, judge: str | None = None) -> EvalLog:
-    loaded = load_logs([log_path])
+def rescore(log_path: str | Path, out: str | Path, *, source: str | None = None, judge: str | None = None,
+            allow_partial: bool = False) -> EvalLog:
+    # a damaged log (a sample missing, a score that is no number) is refused, as by the report;
+    # with allow_partial its usable samples are re-scored
+    loaded = load_logs([log_path], check=True, allow_partial=allow_partial)
     if len(loaded) != 1:
         raise ReportInputError(f"{log_path}: give one log file to re-score, not a folder of {len(loaded)}")
     log = loaded[0].log

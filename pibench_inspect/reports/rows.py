@@ -113,9 +113,11 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
     }
     if errored:
         row["error"] = sample.error.message if sample.error else "sample has no pibench score"
+        row["error_from"] = "run"
     elif md.get("agent_error") or md.get("user_error"):
         # scored (as the original did), but the leaderboard row says why the conversation stopped
         row["error"] = md.get("agent_error") or md.get("user_error")
+        row["error_from"] = "agent" if md.get("agent_error") else "user"
     # ours, for the report and the notebook (the payload copies only the fields above)
     row.update(
         agent=loaded.agent_id,

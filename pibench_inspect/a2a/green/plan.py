@@ -31,6 +31,14 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 DEFAULT_PROVIDERS = ("litellm", "openai", "anthropic", "google", "mistral", "grok", "groq", "together",
                      "fireworks", "deepseek", "perplexity", "openrouter", "azureai", "bedrock", "vertex")
 MAX_SAMPLE_RUNS = 5000  # scenarios x trials in one assessment
+# LiteLLM's own providers ("litellm/<provider>/<model>", or a bare name LiteLLM routes) a request
+# may name: hosted APIs only. Not the ones that call a local or arbitrary endpoint (ollama,
+# ollama_chat, llamafile, lm_studio, vllm, hosted_vllm, custom_openai, litellm_proxy, ...): they
+# would let a caller make the server POST to services on its own host and read the answer back.
+# The operator adds one with --model-providers litellm/<provider>.
+LITELLM_HOSTED = ("openai", "anthropic", "gemini", "vertex_ai", "mistral", "xai", "groq", "together_ai",
+                  "fireworks_ai", "deepseek", "perplexity", "openrouter", "azure", "azure_ai", "bedrock",
+                  "cohere", "cohere_chat")
 
 
 @dataclass(frozen=True)
@@ -71,13 +79,38 @@ class EvalPlan(BaseModel):
 def model_ref(name: str, providers: tuple[str, ...] | None = None, field: str = "config.user_model") -> str:
     """An AgentBeats config names a model bare ("gpt-4.1-mini"); Inspect needs a provider.
     Bare names go through our litellm provider; "provider/model" passes unchanged, if the
-    provider is one the server allows (`providers`; None: no check)."""
+    provider is one the server allows (`providers`; None: no check). Through LiteLLM, the
+    provider LiteLLM itself would call must be hosted (LITELLM_HOSTED) or listed by the operator
+    as `litellm/<provider>`."""
     ref = name if "/" in name else f"litellm/{name}"
     provider = ref.split("/", 1)[0]
-    if providers is not None and provider not in providers:
+    if providers is None:
+        return ref
+    if provider not in providers:
         raise InvalidRequest(f"{field}: provider {provider!r} is not allowed on this server; "
                              f"allowed: {', '.join(providers)}")
+    if provider == "litellm":
+        sub = litellm_provider(ref.split("/", 1)[1])
+        allowed = set(LITELLM_HOSTED) | {p.split("/", 1)[1] for p in providers if p.startswith("litellm/")}
+        if sub is not None and sub not in allowed:
+            raise InvalidRequest(f"{field}: LiteLLM provider {sub!r} is not allowed on this server (it calls an endpoint "
+                                 f"of the server's own choosing, not a hosted API); allowed: {', '.join(sorted(allowed))}; "
+                                 "the operator adds one with --model-providers litellm/<provider>")
     return ref
+
+
+def litellm_provider(model: str) -> str | None:
+    """The provider LiteLLM would call for `model`: its first segment ("ollama/llama3"), else the
+    provider LiteLLM's model list gives a bare name; None for a bare name it does not know (which
+    LiteLLM cannot route anywhere)."""
+    if "/" in model:
+        return model.split("/", 1)[0]
+    from ... import _bootstrap  # noqa: F401  (before litellm loads: no price-list download)
+    import litellm
+
+    known = litellm.model_cost.get(model)
+    provider = known.get("litellm_provider") if isinstance(known, dict) else None
+    return provider if isinstance(provider, str) else None
 
 
 def check_host(url: str, field: str, settings: ServerSettings) -> None:
@@ -213,10 +246,13 @@ def make_plan(request: AssessmentRequest, settings: ServerSettings) -> EvalPlan:
                 "(--user-model); or set config.user to \"scripted\", or config.user_url to an A2A user simulator"
             )
         task_args["user"] = "llm"
-        roles["user"] = model_ref(user_model, settings.model_providers, "config.user_model")
+        # the operator's own default is the operator's choice; a request's name is checked
+        roles["user"] = model_ref(user_model, settings.model_providers if config.user_model else None,
+                                  "config.user_model")
     judge_model = config.judge_model or settings.judge_model
     if judge_model and config.judge != "off":
-        roles["grader"] = model_ref(judge_model, settings.model_providers, "config.judge_model")
+        roles["grader"] = model_ref(judge_model, settings.model_providers if config.judge_model else None,
+                                    "config.judge_model")
     elif config.judge == "on":
         raise InvalidRequest(
             "config.judge: \"on\" needs config.judge_model (the agent under test is remote, so there is "

@@ -48,13 +48,9 @@ class Progress(Hooks):
         return _channel is not None
 
     async def on_task_start(self, data: TaskStart) -> None:
-        samples = data.spec.dataset.samples or 0
-        if data.spec.config.sample_id is not None:  # --sample-id narrows the dataset after the spec
-            from inspect_ai._eval.task.util import sample_id_filter
+        from ...run_check import expected_samples  # --sample-id narrows the dataset after the spec
 
-            matcher = sample_id_filter(data.spec.config.sample_id)
-            samples = sum(1 for sid in data.spec.dataset.sample_ids or [] if matcher.matches(sid))
-        self.total = samples * (data.spec.config.epochs or 1)
+        self.total = expected_samples(data.spec)
         self.completed = 0
         emit({"event": "start", "total": self.total})
 
@@ -85,9 +81,14 @@ async def preflight(roles: dict[str, str]) -> str | None:
         except Exception as err:  # noqa: BLE001 (whatever the provider raises is the reason)
             last = getattr(getattr(err, "last_attempt", None), "exception", None)  # tenacity's RetryError
             err = (last() if callable(last) else None) or err
+            # the provider's text (which may quote the body some endpoint answered) is for the
+            # operator, on stderr (kept in the assessment's folder); the caller gets its kind
             first = (str(err).strip().splitlines() or [""])[0][:300]
-            return f"the {role} model {name} cannot be reached: {type(err).__name__}: {first}".rstrip(": ")
+            print(f"preflight: the {role} model {name} failed: {type(err).__name__}: {first}", file=sys.stderr)
+            return (f"the {role} model {name} cannot be reached ({type(err).__name__}); "
+                    "the provider's answer is in the server's log")
     return None
+
 
 
 def run(plan: dict[str, Any]) -> int:
@@ -122,11 +123,19 @@ def run(plan: dict[str, Any]) -> int:
         emit({"event": "done", "log": None, "status": "error", "error": "Inspect returned no log"})
         return 1
     log = logs[0]
-    done: dict[str, Any] = {"event": "done", "log": log.location, "status": log.status, "time_used": time_used}
-    if log.error is not None:
-        done["error"] = log.error.message
+    from ...run_check import log_problem
+    from ..wire import error_kind
+
+    # a log that ended `success` but holds fewer samples than asked for lost some: not a result
+    problem = log_problem(log, None) if log.status == "success" else None
+    status = "error" if problem else log.status
+    done: dict[str, Any] = {"event": "done", "log": log.location, "status": status, "time_used": time_used}
+    if log.error is not None:  # the text stays in the log, on the server
+        done["error"] = f"{error_kind(log.error.message)} (details in the assessment's log)"
+    elif problem:
+        done["error"] = problem
     emit(done)
-    return 0 if log.status == "success" else 1
+    return 0 if status == "success" else 1
 
 
 def main(argv: list[str] | None = None) -> int:

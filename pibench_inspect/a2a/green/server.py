@@ -163,7 +163,9 @@ def main(argv: list[str] | None = None) -> None:
                              f"(default: loopback only, {', '.join(LOOPBACK)})")
     parser.add_argument("--model-providers", default=",".join(DEFAULT_PROVIDERS),
                         help="comma-separated Inspect providers a request may name for user_model/judge_model "
-                             "(default: hosted APIs; 'protocol' runs Python and must be listed explicitly)")
+                             "(default: hosted APIs; 'protocol' runs Python and must be listed explicitly); "
+                             "litellm/<provider> allows one of LiteLLM's own providers beyond its hosted ones "
+                             "(e.g. litellm/ollama: a local endpoint)")
     parser.add_argument("--scenario-root", action="append", default=[], metavar="DIR",
                         help="a folder under which a request's config.scenarios_dir may lie; repeat for more "
                              "(default: only --scenarios-dir itself)")
@@ -197,7 +199,7 @@ def main(argv: list[str] | None = None) -> None:
         allowed_hosts=tuple(args.allow_host or LOOPBACK), model_providers=providers, scenario_roots=tuple(roots),
     )
     for name in (args.user_model, args.judge_model):
-        if name and "/" in name and name.split("/", 1)[0] not in providers:
+        if name and "/" in name and name.split("/", 1)[0] not in {p.split("/", 1)[0] for p in providers}:
             parser.error(f"model {name}: its provider is not in --model-providers")
     try:
         listing = scenario_listing(source)
