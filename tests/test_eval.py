@@ -176,7 +176,7 @@ def test_epochs_give_repeatability_and_pass_k():
     log = run_eval(mini(agent="oracle"), epochs=2)
     assert len(log.results.scores) == 1 and log.results.scores[0].reducer is None  # one row, untagged
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
-    assert metrics["repeatability/pass^2"] == 1.0 and metrics["repeatability/policy_pass_all"] == 1.0
+    assert metrics["repeatability/pass^(k=2)"] == 1.0 and metrics["repeatability/policy_pass_all"] == 1.0
     assert metrics["compliance_rate"] == 1.0
     assert set(log.samples[0].scores["pibench_scorer"].value) == {
         "all_passed", "partial_credit", "violation", "under_refusal", "over_refusal", "escalation_correct",
