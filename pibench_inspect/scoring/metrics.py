@@ -7,8 +7,8 @@ reducer is involved and no metric is tagged with one.
 All of them are one result of the scorer (`log.results.scores[0].metrics`, one table on the
 console). The headline comes first: `compliance_rate` with its family-clustered `stderr`,
 `overall_score`, `semantic_score` (only when the NL tier was scored), the three group scores and
-`error_rate`, at most HEADLINE_MAX numbers, from three metrics (compliance, scores, errors) whose
-names label their runs in the viewer's compact header. The rest are *grouped* metrics, recorded
+`error_rate`, at most HEADLINE_MAX numbers, from four metrics (compliance, overall, groups,
+errors) whose names label their runs in the viewer's compact header. The rest are *grouped* metrics, recorded
 with the arguments Inspect's own `grouped()` records (`group_key`, `metric`): the viewer's header
 shows the headline alone and lists each group in its own table under "All scoring...":
 `column/NAME` (columns), `domain/NAME` (domains), `flag/...` (flags), `repeatability/...` (with
@@ -278,14 +278,16 @@ HEADLINE_PARTS = {
     # more: the compact header table cuts a name after about eight characters, the label above
     # a run is what a reader reads ("COMPLIANCE" over compliance_rate and stderr)
     "compliance": ("compliance_rate", "stderr"),
-    "scores": ("overall_score", "semantic_score", "policy_understanding", "policy_execution", "policy_boundaries"),
+    "overall": ("overall_score", "semantic_score"),  # labelled only when the NL tier was scored
+    "groups": ("policy_understanding", "policy_execution", "policy_boundaries"),
     "errors": ("error_rate",),
 }
 
 
 @metric(scores="unreduced")
 def headline() -> Metric:
-    """The whole headline in one metric (the scorer shows it as compliance, scores and errors)."""
+    """The whole headline in one metric (the scorer records it as compliance, overall, groups and
+    errors)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         return headline_values(scores)  # type: ignore[return-value]
@@ -307,10 +309,16 @@ def compliance() -> Metric:
     return _part("compliance")
 
 
-@metric(name="scores", scores="unreduced")
-def scores_() -> Metric:
-    """overall_score, semantic_score (when the NL tier was scored) and the three group scores."""
-    return _part("scores")
+@metric(name="overall", scores="unreduced")
+def overall_scores() -> Metric:
+    """overall_score, and semantic_score when the NL tier was scored."""
+    return _part("overall")
+
+
+@metric(name="groups", scores="unreduced")
+def groups() -> Metric:
+    """The three group scores: policy_understanding, policy_execution, policy_boundaries."""
+    return _part("groups")
 
 
 @metric(name="errors", scores="unreduced")
@@ -395,7 +403,8 @@ def _group(key: str, name: str) -> dict[str, Any]:
 # the scorer's metrics: one result (log.results.scores[0]); the headline first and ungrouped
 SCORER_METRICS = [
     compliance(),
-    scores_(),
+    overall_scores(),
+    groups(),
     errors(),
     columns(**_group("column", "columns")),
     domains(**_group("domain", "domains")),
