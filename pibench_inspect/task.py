@@ -182,7 +182,10 @@ def sample_for(entry: Entry, ablation: str | None = None) -> Sample:
     )
 
 
-def _choose(entries: list[Entry], wanted: list[str] | None, arg: str, value_of) -> list[Entry]:
+def _choose(entries: list[Entry], wanted: list[str] | None, arg: str, value_of,
+            valid: tuple[str, ...] = ()) -> list[Entry]:
+    """The entries whose value is wanted; a wanted value present in none is a Refusal naming the
+    closest present values (none for a `valid` value that this selection simply lacks)."""
     if not wanted:
         return entries
     present = sorted({value_of(e) for e in entries})
@@ -190,7 +193,8 @@ def _choose(entries: list[Entry], wanted: list[str] | None, arg: str, value_of) 
     out = [e for e in entries if value_of(e) in wanted]
     if not out or unknown:
         hint = "; ".join(
-            f"{w!r}" + (f" (did you mean {', '.join(repr(c) for c in close)}?)" if (close := closest(w, present)) else "")
+            f"{w!r}" + (f" (did you mean {', '.join(repr(c) for c in close)}?)"
+                        if w not in valid and (close := closest(w, present)) else "")
             for w in unknown
         )
         raise Refusal(
@@ -238,8 +242,8 @@ def apply_ablation(chosen: list[Entry], ablation: str, scenario_set: ScenarioSet
 
 def select(entries: list[Entry], args: TaskArgs) -> list[Entry]:
     """The scenarios the filters keep (a filter that matches nothing is an error naming it)."""
-    out = _choose(entries, args.column, "column", lambda e: e.scenario.primary)
-    out = _choose(out, args.label, "label", lambda e: e.scenario.expected)
+    out = _choose(entries, args.column, "column", lambda e: e.scenario.primary, COLUMNS)
+    out = _choose(out, args.label, "label", lambda e: e.scenario.expected, LABEL_VALUES)
     return shard_part(out, args.shard)
 
 

@@ -64,13 +64,13 @@ def test_state_snapshot_is_in_the_store_and_the_viewer_log():
 def test_selection_args_and_bad_args():
     assert len(mini(agent="oracle", label="DENY,ESCALATE").dataset) == 2
     assert len(mini(agent="oracle", column=["Policy Activation"]).dataset) == 1
-    with pytest.raises(ValueError, match="-T agnet: unknown task argument"):
+    with pytest.raises(ValueError, match=r"-T agnet=oracle: unknown task argument \(did you mean -T agent\?\)"):
         registered(source=str(MINI), agnet="oracle")
     with pytest.raises(ValueError, match="-T agent"):
         registered(source=str(MINI), agent="genius")
     with pytest.raises(ValueError, match="-T scenarios: removed; choose scenarios with Inspect's --sample-id"):
         pibench(source=str(MINI), scenarios="NOPE")
-    with pytest.raises(ValueError, match=r"-T label: unknown label\(s\) deny"):
+    with pytest.raises(ValueError, match=r"-T label=deny: unknown label\(s\) deny"):
         mini(label="deny")
     with pytest.raises(ValueError, match=r"-T column: 'Policy Activaton' \(did you mean 'Policy Activation'\?\).*values present are"):
         mini(column="Policy Activaton")

@@ -4,6 +4,7 @@ role, confidence intervals and pass^k, and clear errors for bad input."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -243,6 +244,15 @@ def test_a_folder_of_different_runs_reports_each_and_compares_those_on_the_same_
     assert "| overall score | 1.000" in compared and "oracle (1 scenario)" not in compared
     subset_payload = json.loads((out / "results_oracle_1_scenario.json").read_text())
     assert list(subset_payload["results"][0]["task_rewards_by_scenario_id"]) == ["MINI_001_REFUND_OK"]
+    # one ALLOW scenario: no DENY or ESCALATE run. Inspect's metrics and the report say not
+    # applicable; the leaderboard payload keeps the original's 0.0 (docs/parity.md)
+    metrics = subset.results.scores[0].metrics
+    assert math.isnan(metrics["flag/escalation_accuracy_rate"].value) and metrics["runs/escalation_accuracy"].value == 0
+    assert metrics["flag/over_refusal_rate"].value == 0.0 and metrics["runs/over_refusal"].value == 1
+    assert subset_payload["results"][0]["metrics"]["event_flag_rates"]["escalation_accuracy_rate"] == 0.0
+    section = md.split("## Agent: oracle (1 scenario)")[1]
+    assert "| flag: escalation accuracy (EA_r, ESCALATE runs) | n/a (0 ESCALATE runs) |  | 0 |" in section
+    assert "| flag: over-refusal (OR_r, ALLOW runs) | 0.000 |  | 1 |" in section
     # the same run given twice is trials of it, not a contradiction; --agentbeats-id names one run
     assert main(["report", subset.location, str(logs["oracle"]), "--out", str(tmp_path / "ab"),
                  "--agentbeats-id", "abc-123"]) == 2

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .logs import LoadedLog
 
 if TYPE_CHECKING:
-    from .report import Run
+    from .runs import Run
 
 
 @dataclass
