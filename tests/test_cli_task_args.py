@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conftest import MINI, ROOT
@@ -75,6 +77,7 @@ def eval_argv(values, model, extra, log_dir):
     return argv + ["--model", model, *extra, "--log-dir", str(log_dir), "--display", "none"]
 
 
+@pytest.mark.slow
 def test_every_documented_task_argument_value_through_inspect_eval(tmp_path):
     argvs = [eval_argv(v, "none", ["--sample-id", sid], tmp_path / f"run{i}") for i, (v, sid, _) in enumerate(RUNS)]
     argvs[-1] += ["--epochs", "2"]  # Inspect's own epochs give the repeatability metrics
@@ -112,6 +115,7 @@ def test_every_documented_task_argument_value_through_inspect_eval(tmp_path):
     assert again.results.scores[0].metrics["compliance_rate"].value == first.results.scores[0].metrics["compliance_rate"].value
 
 
+@pytest.mark.slow
 def test_exit_codes_inspect_score_and_pibench_list(tmp_path):
     # a run that cannot work stops before it starts, non-zero, naming the keyless fix
     r = subprocess.run([str(BIN / "inspect"), *eval_argv([], "none", [], tmp_path / "none")], cwd=ROOT,

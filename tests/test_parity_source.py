@@ -42,6 +42,7 @@ def test_baselines_fail_on_the_original_set():
         assert not any(sc.value["all_passed"] for sc in scores.values())
 
 
+@pytest.mark.slow
 def test_defects_are_reported_without_failing_the_load():
     defects = data_defects(load_set(SAMPLE))
     text = "\n".join(defects)
@@ -55,6 +56,7 @@ def test_defects_are_reported_without_failing_the_load():
     assert r.returncode == 0 and "data defect(s)" in r.stdout and "10 scenario(s)" in r.stdout
 
 
+@pytest.mark.slow
 def test_replay_cli_prints_one_line_per_trajectory_and_a_summary(tmp_path):
     bad = tmp_path / "broken.json"
     bad.write_text("{nope")

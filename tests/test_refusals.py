@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
 
 BIN = Path(sys.executable).parent
 BANNER = re.compile(r"^(inspect_ai v|- hooks enabled|  pibench_inspect/|Monitor from another shell)")

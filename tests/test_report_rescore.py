@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from inspect_ai.log import read_eval_log
 
 from conftest import run_eval
@@ -48,6 +50,7 @@ def test_changed_check_changes_the_rescored_result(mini_source, tmp_path, capsys
         out / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_rescore_changes_the_scoring_through_the_command(tmp_path):
     """`pibench rescore --scoring parity|strict`: the scorer's scoring argument changes there too.
     With no NL verdict, parity scoring (the original's roll-up) gives a semantic score of 1.0 and

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conftest import MINI, ROOT
@@ -20,6 +22,7 @@ from pibench_inspect.analysis import final_state
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 
 
+@pytest.mark.slow
 def test_time_limit_scores_the_state_reached(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
     r = subprocess.run(
