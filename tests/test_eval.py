@@ -244,3 +244,22 @@ def test_registered_tasks_share_typed_documented_parameters_and_aliases_resolve(
     assert all(p.annotation is not pyinspect.Parameter.empty for p in sigs["pibench"].parameters.values())
     alias = task_create("pibench_inspect/retail", agent="oracle", user="scripted")
     assert len(alias.dataset) == len(pibench_retail(agent="oracle", user="scripted").dataset) > 0
+
+
+def test_the_agent_is_in_the_runs_tags_and_a_matching_glob_warns_nothing(caplog):
+    """The viewer shows a run's tags under its title and in the log list: the agent and the user
+    are there (a built-in agent has no model to tell its runs apart by). A `--sample-id` glob that
+    selects scenarios draws no "not found" warning from Inspect; a pattern that matches nothing
+    is named once with the closest ids."""
+    import logging
+
+    with caplog.at_level(logging.WARNING):
+        log = run_eval(registered(source=str(MINI), agent="pushover", user="scripted", ablation=None),
+                       sample_id=["MINI_00*", "MINI_1*"])
+    assert set(log.eval.tags) == {"agent=pushover", "user=scripted"}
+    assert {str(s.id) for s in log.samples} == {"MINI_001_REFUND_OK", "MINI_002_FINAL_SALE", "MINI_003_BIG_ORDER"}
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not [m for m in said if "not found in dataset" in m], said
+    assert [m for m in said if "--sample-id" in m] == [
+        "--sample-id: 'MINI_1*' (closest: MINI_001_REFUND_OK, MINI_002_FINAL_SALE, MINI_003_BIG_ORDER) matches "
+        "no scenario in task 'pibench'; running the 3 that the other patterns match"]
