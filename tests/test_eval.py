@@ -253,9 +253,23 @@ def test_the_agent_is_in_the_runs_tags_and_a_matching_glob_warns_nothing(caplog)
     is named once with the closest ids."""
     import logging
 
-    with caplog.at_level(logging.WARNING):
-        log = run_eval(registered(source=str(MINI), agent="pushover", user="scripted", ablation=None),
-                       sample_id=["MINI_00*", "MINI_1*"])
+    class Keep(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__(logging.WARNING)
+            self.said: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.said.append(record.getMessage())
+
+    inspects = Keep()  # on the logger Inspect's --sample-id check warns through (it does not propagate)
+    logging.getLogger("inspect_ai._eval.task.util").addHandler(inspects)
+    try:
+        with caplog.at_level(logging.WARNING):
+            log = run_eval(registered(source=str(MINI), agent="pushover", user="scripted", ablation=None),
+                           sample_id=["MINI_00*", "MINI_1*"])
+    finally:
+        logging.getLogger("inspect_ai._eval.task.util").removeHandler(inspects)
+    assert inspects.said == []
     assert set(log.eval.tags) == {"agent=pushover", "user=scripted"}
     assert {str(s.id) for s in log.samples} == {"MINI_001_REFUND_OK", "MINI_002_FINAL_SALE", "MINI_003_BIG_ORDER"}
     said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
