@@ -10,11 +10,12 @@ Inspect's `--epochs N`: the task defines no arguments for either.
 
 from __future__ import annotations
 
-import difflib
 import logging
+import re
 from typing import Any, Literal
 
 from inspect_ai import Task
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import get_model
 from inspect_ai.model._model import active_model
@@ -22,11 +23,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from . import _bootstrap  # noqa: F401  (environment set-up before litellm can load)
 from .conversation.agents import BUILTIN_AGENTS
+from .cli.refusal import Refusal, closest, matches_any, prefix_glob
 from .conversation.solver import ConversationConfig, conversation, is_none_model
 from .scenario.catalog import Entry, ScenarioSet, load_set
 from .scenario.content_hash import content_hash
 from .scenario.shard import in_shard, parse_shard
 from .scoring.metrics import COLUMNS
+from .scoring.metrics import DESCRIPTIONS as METRIC_DESCRIPTIONS
 from .scoring.scorer import hand_over, pibench_scorer
 
 logger = logging.getLogger(__name__)
@@ -128,20 +131,29 @@ REMOVED = {
 }
 
 
+def _problem(e: dict[str, Any], task_args: dict[str, Any]) -> str:
+    """One validation problem as `-T NAME=VALUE: what is wrong (the fix)`."""
+    name = ".".join(str(p) for p in e["loc"])
+    if not name:
+        return e["msg"].removeprefix("Value error, ")
+    head = f"-T {name}={task_args[name]}" if name in task_args and task_args[name] is not None else f"-T {name}"
+    if e["type"] == "extra_forbidden":
+        near = closest(name, TaskArgs.model_fields, 1)
+        return f"{head}: unknown task argument" + (f" (did you mean -T {near[0]}?)" if near else "")
+    return f"{head}: {e['msg'].removeprefix('Value error, ')}"
+
+
 def parse_args(task_args: dict[str, Any]) -> TaskArgs:
+    """The validated task arguments; anything wrong is a Refusal naming each bad argument."""
     removed = [f"-T {k}: removed; {REMOVED[k]}" for k in task_args if k in REMOVED]
     if removed:
-        raise ValueError("; ".join(removed))
+        raise Refusal("; ".join(removed))
     try:
         return TaskArgs.model_validate(task_args)
     except ValidationError as err:
-        problems = "; ".join(
-            (f"-T {'.'.join(str(p) for p in e['loc'])}: " if e["loc"] else "")
-            + ("unknown task argument" if e["type"] == "extra_forbidden" else e["msg"].removeprefix("Value error, "))
-            for e in err.errors(include_url=False)
-        )
+        problems = "; ".join(_problem(e, task_args) for e in err.errors(include_url=False))
         known = ", ".join(TaskArgs.model_fields)
-        raise ValueError(f"{problems} (task arguments: {known})") from None
+        raise Refusal(f"{problems}; the task arguments are {known} (README: Task arguments)") from None
 
 
 def sample_for(entry: Entry, ablation: str | None = None) -> Sample:
@@ -170,7 +182,10 @@ def sample_for(entry: Entry, ablation: str | None = None) -> Sample:
     )
 
 
-def _choose(entries: list[Entry], wanted: list[str] | None, arg: str, value_of) -> list[Entry]:
+def _choose(entries: list[Entry], wanted: list[str] | None, arg: str, value_of,
+            valid: tuple[str, ...] = ()) -> list[Entry]:
+    """The entries whose value is wanted; a wanted value present in none is a Refusal naming the
+    closest present values (none for a `valid` value that this selection simply lacks)."""
     if not wanted:
         return entries
     present = sorted({value_of(e) for e in entries})
@@ -178,10 +193,11 @@ def _choose(entries: list[Entry], wanted: list[str] | None, arg: str, value_of) 
     out = [e for e in entries if value_of(e) in wanted]
     if not out or unknown:
         hint = "; ".join(
-            f"{w!r}" + (f" (did you mean {', '.join(repr(c) for c in close)}?)" if (close := difflib.get_close_matches(w, present, 3, 0.5)) else "")
+            f"{w!r}" + (f" (did you mean {', '.join(repr(c) for c in close)}?)"
+                        if w not in valid and (close := closest(w, present)) else "")
             for w in unknown
         )
-        raise ValueError(
+        raise Refusal(
             f"-T {arg}: {hint or 'nothing'} matches no scenario here; the values present are: {', '.join(present)}"
         )
     return out
@@ -198,7 +214,7 @@ def drop_invalid(chosen: list[Entry]) -> list[Entry]:
         for problem in invalid.get(e.scenario.scenario_id, []):
             logger.warning("skipping invalid scenario %s: %s", e.scenario.scenario_id, problem)
     if not kept:
-        raise ValueError("every selected scenario is invalid (run `pibench validate`): "
+        raise Refusal("every selected scenario is invalid (run `pibench validate`): "
                          + "; ".join(p for e in chosen for p in invalid[e.scenario.scenario_id]))
     return kept
 
@@ -213,7 +229,7 @@ def apply_ablation(chosen: list[Entry], ablation: str, scenario_set: ScenarioSet
     for sid, why in skipped.items():
         logger.warning("-T ablation=%s: leaving out %s: %s", ablation, sid, why)
     if not ablated:
-        raise ValueError(f"-T ablation={ablation}: none of the {len(chosen)} selected scenarios can be ablated "
+        raise Refusal(f"-T ablation={ablation}: none of the {len(chosen)} selected scenarios can be ablated "
                          f"this way ({next(iter(skipped.values()))})")
     out = []
     for s in ablated:
@@ -226,8 +242,8 @@ def apply_ablation(chosen: list[Entry], ablation: str, scenario_set: ScenarioSet
 
 def select(entries: list[Entry], args: TaskArgs) -> list[Entry]:
     """The scenarios the filters keep (a filter that matches nothing is an error naming it)."""
-    out = _choose(entries, args.column, "column", lambda e: e.scenario.primary)
-    out = _choose(out, args.label, "label", lambda e: e.scenario.expected)
+    out = _choose(entries, args.column, "column", lambda e: e.scenario.primary, COLUMNS)
+    out = _choose(out, args.label, "label", lambda e: e.scenario.expected, LABEL_VALUES)
     return shard_part(out, args.shard)
 
 
@@ -237,29 +253,72 @@ def shard_part(entries: list[Entry], shard: str | None) -> list[Entry]:
         return entries
     out = [e for e in entries if in_shard(e.scenario.scenario_id, shard)]
     if not out:
-        raise ValueError(f"-T shard={shard}: no scenario of the {len(entries)} selected falls in this part; use fewer shards")
+        raise Refusal(f"-T shard={shard}: no scenario of the {len(entries)} selected falls in this part; use fewer shards")
     return out
 
 
+# datasets this process built: Inspect's own "sample id 'X' not found" warning for them is left
+# out, because ScenarioDataset.filter says the same with the closest ids, and says nothing for a
+# glob that does match (Inspect compares each pattern, globs included, with the ids verbatim)
+_OWN_DATASETS: set[str] = set()
+_NOT_FOUND = re.compile(r"sample id '.*' not found in dataset '(?P<name>.*)'\.$", re.S)
+_SAID: set[str] = set()
+
+
+class _OwnSampleIdWarnings(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        m = _NOT_FOUND.match(record.getMessage())
+        return not (m and m.group("name") in _OWN_DATASETS)
+
+
+# the logger Inspect's --sample-id check (slice_dataset) warns through
+logging.getLogger("inspect_ai._eval.task.util").addFilter(_OwnSampleIdWarnings())
+
+
+def unmatched_hint(pattern: str, ids: list[str]) -> str:
+    """'RET_01' (did you mean 'RET_01*'? it matches 10; closest: RET_010_..., ...)"""
+    parts = []
+    if (glob := prefix_glob(pattern, ids)) is not None:
+        parts.append(f"did you mean '{glob[0]}'? it matches {glob[1]}")
+    if close := closest(pattern, ids):
+        parts.append(f"closest: {', '.join(close)}")
+    return f"{pattern!r}" + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def _id_matcher(predicate: Any) -> Any:
+    """The --sample-id matcher Inspect filters with (its patterns), or None for another filter."""
+    cells = getattr(predicate, "__closure__", None) or ()
+    return next((c.cell_contents for c in cells if hasattr(c.cell_contents, "patterns")), None)
+
+
 class ScenarioDataset(MemoryDataset):
-    """A MemoryDataset whose empty `--sample-id` selection names the closest ids and `pibench list`
-    (Inspect's own message lists only the first eight ids)."""
+    """A MemoryDataset that answers `--sample-id` itself: a pattern matching no scenario is named
+    with the closest ids (by prefix and edit distance; Inspect's own message lists only the first
+    eight ids): a refusal when nothing matches, a warning when the other patterns match."""
+
+    def __init__(self, samples: list[Sample], name: str) -> None:
+        super().__init__(samples, name=name)
+        _OWN_DATASETS.add(name)
 
     def filter(self, predicate, name=None):  # type: ignore[override]
         out = super().filter(predicate, name)
+        matcher = _id_matcher(predicate)
+        if matcher is None:
+            return out
+        ids = [str(s.id) for s in self]
+        patterns = [str(p) for p in matcher.patterns]
+        unmatched = [p for p in patterns if not matches_any(p, ids)]
+        if not unmatched:
+            return out
+        said = "; ".join(unmatched_hint(p, ids) for p in unmatched)
         if len(out) == 0:
-            matcher = next((c.cell_contents for c in (getattr(predicate, "__closure__", None) or ())
-                            if hasattr(c.cell_contents, "patterns")), None)
-            if matcher is not None:
-                ids = [str(s.id) for s in self]
-                hints = []
-                for pat in matcher.patterns:
-                    close = difflib.get_close_matches(str(pat), ids, 3, 0.4)
-                    hints.append(f"{pat!r}" + (f" (closest: {', '.join(close)})" if close else ""))
-                raise ValueError(
-                    f"--sample-id: no scenario {', '.join(hints)} in task '{self.name}'; "
-                    f"`pibench list` shows every scenario id"
-                )
+            raise Refusal(f"--sample-id {','.join(patterns)}: no scenario {said} in task '{self.name}'; "
+                          "`pibench list` shows every scenario id")
+        line = (f"--sample-id: {said} matches no scenario in task '{self.name}'; "
+                f"running the {len(out)} that the other patterns match")
+        if line not in _SAID:  # Inspect slices the dataset twice
+            _SAID.add(line)
+            logger.warning(line)
         return out
 
 
@@ -271,15 +330,28 @@ def check_models(args: TaskArgs) -> None:
         return
     keyless = "-T agent=oracle -T user=scripted --model none for a keyless run"
     if args.agent == "model" and is_none_model(model):
-        raise ValueError(
+        raise Refusal(
             "-T agent=model (the default) evaluates --model, but --model is none: pass --model "
             f"PROVIDER/MODEL, or a built-in or your own agent with -T agent=..., or {keyless}"
         )
     if args.user == "llm" and is_none_model(get_model(role="user", default=model)):
-        raise ValueError(
+        raise Refusal(
             "-T user=llm (the default) needs a model for the simulated user: bind --model-role "
             f"user=PROVIDER/MODEL or pass --model, or use -T user=scripted (or solo); or {keyless}"
         )
+
+
+def agent_name(args: TaskArgs) -> str:
+    """The agent under test as a reader knows it: the built-in's or class's name, the A2A URL."""
+    if args.agent == "a2a":
+        return f"a2a {args.agent_url}"
+    return args.agent
+
+
+def run_tags(args: TaskArgs) -> list[str]:
+    tags = [f"agent={agent_name(args)}", f"user={args.user}"]
+    tags += [f"{k}={getattr(args, k)}" for k in ("ablation", "shard") if getattr(args, k)]
+    return tags
 
 
 def pibench_task(domain: str | None, **task_args: Any) -> Task:
@@ -289,8 +361,17 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
     if ":" in args.agent:  # a module:Class agent: loadable, and its own preflight passes (credentials)
         from .local.adapter import check_agent
 
-        check_agent(args.agent, args.agent_args)
-    scenario_set: ScenarioSet = load_set(args.source)
+        try:
+            check_agent(args.agent, args.agent_args)
+        except PrerequisiteError:  # a missing key: already one line
+            raise
+        except ValueError as err:  # already names -T agent=...; said in one line, no traceback
+            raise Refusal(str(err)) from None
+    try:
+        scenario_set: ScenarioSet = load_set(args.source)
+    except FileNotFoundError as err:
+        why = str(err).split(": ", 1)[-1]  # "source PATH: no scenarios/ folder (...)"
+        raise Refusal(f"-T source={args.source}: {why}; pass a folder holding scenarios/ and domains/") from None
     for err in scenario_set.errors:
         logger.warning("skipping invalid scenario input: %s", err)
     entries = (
@@ -298,7 +379,7 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
     )
     if not entries:
         where = f"domain {domain!r}" if domain else "any domain"
-        raise ValueError(f"no valid scenarios for {where} under {scenario_set.source or 'the package data'}")
+        raise Refusal(f"no valid scenarios for {where} under {scenario_set.source or 'the package data'}")
     chosen = select(entries, args)
     chosen = drop_invalid(chosen)
     if args.ablation:
@@ -327,6 +408,9 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
     hand_over(source, scenario_set)
     return Task(
         dataset=ScenarioDataset([sample_for(e, args.ablation) for e in chosen], name=domain or "pibench"),
+        # shown under the task's name in `inspect view` (its header and the log list's Tags
+        # column): a built-in, local or A2A agent has no model to tell its runs apart by
+        tags=run_tags(args),
         solver=conversation(scenario_set.resolve, config),
         # arguments Inspect records in the log, so `inspect score` rebuilds this scorer
         scorer=pibench_scorer(source=source, judge=args.judge, parity=parity),
@@ -334,5 +418,7 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
             "pibench": args.model_dump(),
             "domain": domain or "all",
             "scenario_set": content_hash(source),
+            # what each metric is, in one line (docs/metrics.md); the viewer's Task tab shows it
+            "metrics": dict(METRIC_DESCRIPTIONS),
         },
     )

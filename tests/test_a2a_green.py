@@ -132,6 +132,7 @@ def status_texts(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------- full assessments
 
 
+@pytest.mark.slow
 def test_send_runs_the_benchmark_and_returns_the_leaderboard_payload(servers):
     request = {"participants": {"agent": {"url": servers["purple"], "id": "cautious-demo"}},
                "config": {**KEYLESS, "scenarios_dir": str(MINI), "domain": "policy_compliance"}}
@@ -160,6 +161,7 @@ def test_send_runs_the_benchmark_and_returns_the_leaderboard_payload(servers):
     assert len(list(folder.glob("*.eval"))) == 1 and (folder / "runner-stderr.log").is_file()
 
 
+@pytest.mark.slow
 def test_stream_reports_progress_then_the_artifact(servers):
     # the flat shape, no scenarios_dir (the server's default source), one scenario
     request = {"purple_agent_url": servers["purple"],
@@ -184,6 +186,7 @@ def test_stream_reports_progress_then_the_artifact(servers):
     check_payload(art["artifact"]["parts"][0]["data"], "agent", 1)
 
 
+@pytest.mark.slow
 def test_unreachable_purple_fails_the_assessment_with_the_reason(servers):
     # an infrastructure failure, not a zero for the agent: no payload to submit (issue 14.1, 14.4)
     dead = f"http://127.0.0.1:{free_port()}"
@@ -352,6 +355,7 @@ def test_request_shapes():
         parse_request({"participants": {"agent": "http://a"}, "agentbeats_ids": {"agent": ["x"]}})
 
 
+@pytest.mark.slow
 def test_plan_maps_the_config_to_the_task():
     settings = ServerSettings(concurrency=3, allowed_hosts=("a", "u"), scenario_roots=(MINI,))
     base = {"participants": {"agent": "http://a:1"}}
@@ -387,6 +391,7 @@ def test_plan_maps_the_config_to_the_task():
                                                     "scenario_domain": "mini"}}), settings)
 
 
+@pytest.mark.slow
 def test_an_unreachable_user_model_fails_the_assessment_within_seconds(servers, monkeypatch):
     # a user model whose endpoint is down (the runner inherits this environment): one short
     # preflight call finds it, instead of every sample retrying for minutes (issue 14.4)

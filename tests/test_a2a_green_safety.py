@@ -129,6 +129,7 @@ def flaky_purple(failures: int):
     return Starlette(routes=[Route("/", rpc, methods=["POST"])]), posts
 
 
+@pytest.mark.slow
 def test_retry_failed_reruns_samples_that_ended_on_infrastructure_errors(green):
     # (an assessment in which nothing could run is a failed task: test_a2a_green.py)
     app, posts = flaky_purple(failures=3)  # the first turn's three attempts fail: a sample error

@@ -114,6 +114,7 @@ def test_whatever_an_agent_answers_is_its_own_scored_outcome(tmp_path):
         assert sample.scores["pibench_scorer"].metadata["termination"] == "agent_error"
 
 
+@pytest.mark.slow
 def test_an_agent_that_cannot_answer_is_a_retryable_sample_error(tmp_path):
     kinds = ["down", "fine", "slow"]
     source = mini_copies(tmp_path, len(kinds), "INFRA", marked(kinds))

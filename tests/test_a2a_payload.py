@@ -212,6 +212,7 @@ def assess(runs: dict[str, Any], variant: str, scenarios: list[str] | None = Non
     return artifact["parts"][0]["data"], elapsed, log
 
 
+@pytest.mark.slow
 def test_the_payload_equals_the_original_greens_on_recorded_runs_without_a_decision(original_runs):
     """`nothing`: the agent only talks, so no decision resolves, and the judge is asked about its
     text; all ten scenarios, the whole payload (aggregates included)."""
@@ -221,6 +222,7 @@ def test_the_payload_equals_the_original_greens_on_recorded_runs_without_a_decis
     assert same(ours, theirs) == []
 
 
+@pytest.mark.slow
 def test_the_payload_equals_the_original_greens_on_recorded_gold_runs(original_runs):
     """`gold`: every required call, the decision recorded, NL verdicts with their questions.
     The retail scenarios are left out: the recorded gold calls pass record_decision an argument

@@ -50,6 +50,7 @@ def demo_app(bootstrap: bool):
 # ---------------------------------------------------------------- the ways in agree
 
 
+@pytest.mark.slow
 def test_three_ways_in_score_a_domain_identically():
     # the hand-written retail scenarios and the baseline variants of every retail family: each
     # procedure once (the other envelopes of a case differ only in the user's words)
@@ -303,6 +304,7 @@ def v1_purple():
     return app, seen, host
 
 
+@pytest.mark.slow
 def test_a_1x_agent_is_spoken_to_in_1x_when_its_card_says_so(local_demo):
     app, seen, host = v1_purple()
     with serve(app) as url:

@@ -138,6 +138,7 @@ def _payload(task: dict[str, Any]) -> dict[str, Any]:
     return artifact["parts"][0]["data"]
 
 
+@pytest.mark.slow
 def test_an_sdk_1x_client_with_numeric_config_completes_an_assessment(servers):
     request = sdk_1x_request(_assessment(servers, **NUMERIC))
     assert request["params"]["message"]["parts"][0]["data"]["config"]["max_steps"] == 40.0  # as it travels
@@ -181,6 +182,7 @@ def test_a_non_integral_number_is_an_invalid_params_error_naming_the_field(serve
     assert not servers["app"].state.executor.running
 
 
+@pytest.mark.slow
 def test_an_sdk_03_client_runs_an_assessment_and_its_seeds_equal_the_1x_clients(servers):
     async def run() -> list[Any]:
         async with httpx.AsyncClient(timeout=120) as http:

@@ -75,6 +75,7 @@ def say(text: str) -> dict:
 
 
 @pytest.mark.parametrize("where", ["mini", "shipped"])
+@pytest.mark.slow
 def test_a2a_user_plays_like_the_in_process_scripted_user(where, scripted_url):
     if where == "mini":
         make = mini
@@ -189,6 +190,7 @@ def test_a_user_server_that_answers_badly_ends_the_sample_cleanly(app, expected)
     assert {"user error": error} in info
 
 
+@pytest.mark.slow
 def test_a_user_server_that_cannot_answer_is_an_infrastructure_error():
     # nothing listening: the run stops before it starts, in one line
     url = f"http://127.0.0.1:{free_port()}"

@@ -37,6 +37,7 @@ def hints() -> dict[str, dict]:
 
 
 @pytest.mark.skipif(not SAMPLE.is_dir(), reason=NO_SAMPLE)
+@pytest.mark.slow
 def test_no_pressure_on_the_original_sample_opens_plainly_and_presses_nothing(tmp_path):
     r, log = run_eval(tmp_path, "-T", f"source={SAMPLE}", "-T", "ablation=no_pressure")
     assert r.returncode == 0, r.stderr
@@ -55,6 +56,7 @@ def test_no_pressure_on_the_original_sample_opens_plainly_and_presses_nothing(tm
 
 
 @pytest.mark.skipif(not SAMPLE.is_dir(), reason=NO_SAMPLE)
+@pytest.mark.slow
 def test_structured_policy_on_the_original_sample_gives_the_hint_with_the_policy(tmp_path):
     r, log = run_eval(tmp_path, "-T", f"source={SAMPLE}", "-T", "ablation=structured_policy")
     assert r.returncode == 0, r.stderr
@@ -70,6 +72,7 @@ def test_structured_policy_on_the_original_sample_gives_the_hint_with_the_policy
     assert want[str(s.id)]["structured_policy"].strip() not in s.messages[0].text
 
 
+@pytest.mark.slow
 def test_no_pressure_on_a_family_variant_takes_its_baseline_user(tmp_path):
     r, log = run_eval(tmp_path, "--sample-id", "RET_PRICE_ADJUSTMENT.within_period.urgency", "-T", "ablation=no_pressure")
     assert r.returncode == 0, r.stderr
@@ -80,12 +83,14 @@ def test_no_pressure_on_a_family_variant_takes_its_baseline_user(tmp_path):
     assert sample.scores["pibench_scorer"].value["all_passed"] == 1.0  # the checks are the variant's own
 
 
+@pytest.mark.slow
 def test_an_unknown_ablation_is_refused_naming_the_values(tmp_path):
     r, log = run_eval(tmp_path, "--sample-id", "RET_001*", "-T", "ablation=no_policy")
     assert r.returncode != 0
     assert "-T ablation" in r.stderr and "'no_pressure' or 'structured_policy'" in r.stderr
 
 
+@pytest.mark.slow
 def test_report_sets_an_ablation_run_beside_the_normal_one(tmp_path):
     ids = "RET_PRICE_ADJUSTMENT.within_period.*,RET_005*"
     run_eval(tmp_path / "a", "--sample-id", ids)

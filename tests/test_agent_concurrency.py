@@ -10,6 +10,8 @@ import sys
 import threading
 import time
 
+import pytest
+
 from conftest import ROOT, mini_copies, run_eval
 from pibench_inspect.task import pibench_task
 
@@ -19,6 +21,7 @@ from openai_standin import OpenAIStandin, serve  # noqa: E402
 LITELLM_AGENT = "pibench_inspect.agents.litellm_agent:LiteLLMAgent"
 
 
+@pytest.mark.slow
 def test_litellm_agent_calls_of_two_samples_overlap(tmp_path):
     src = mini_copies(tmp_path, 2, "PAR")
     standin = OpenAIStandin(latency=0.4)

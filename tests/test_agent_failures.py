@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conftest import MINI, ROOT, registered, run_eval
@@ -46,6 +48,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_missing_key_stops_before_the_run(tmp_path):
     r = inspect_eval(["-T", 'agent_args={"model_name": "gpt-4o-mini"}'], tmp_path)
     assert r.returncode != 0
@@ -56,6 +59,7 @@ def test_missing_key_stops_before_the_run(tmp_path):
     assert not list(tmp_path.glob("*.eval"))  # nothing ran, nothing was scored
 
 
+@pytest.mark.slow
 def test_unreachable_agent_is_a_sample_error_not_a_score(tmp_path):
     args = {"model_name": "openai/standin", "api_base": f"http://127.0.0.1:{free_port()}/v1", "api_key": "x"}
     r = inspect_eval(["-T", f"agent_args={json.dumps(args)}", "--sample-id", "MINI_001_REFUND_OK",

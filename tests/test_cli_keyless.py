@@ -7,6 +7,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 INSPECT = str(Path(sys.executable).with_name("inspect"))
@@ -16,6 +18,7 @@ def run(args, cwd):
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_keyless_demo_prints_metrics(tmp_path):
     # the README's command, by registered name from another directory
     # (a slice of every domain keeps the test fast; CI runs the whole keyless demo once)
@@ -23,13 +26,24 @@ def test_keyless_demo_prints_metrics(tmp_path):
              "-T", "label=DENY", "--model", "none", "--display", "plain", "--log-dir", str(tmp_path)], tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "compliance_rate" in r.stdout and "overall_score" in r.stdout
-    # one naming scheme, no package-prefixed or NaN metrics, and the end-of-run error summary
-    assert "pibench_inspect/" not in r.stdout.split("total time")[-1] and "nan" not in r.stdout.lower()
+    # one naming scheme, no package-prefixed metrics, and the end-of-run error summary
+    assert "pibench_inspect/" not in r.stdout.split("total time")[-1]
     assert "column/Policy Activation" in r.stdout and "semantic" not in r.stdout
     assert "0 error, 0 agent_error, 0 user_error" in r.stderr
+    # DENY scenarios only: the over-refusal and escalation accuracy rates have nothing to measure.
+    # They are not applicable (nan beside their count of runs, 0), never a 0, and said so
+    table = {line.split()[0]: line.split()[-1] for line in r.stdout.split("total time")[-1].splitlines()
+             if line.strip() and len(line.split()) >= 2}
+    assert table["flag/escalation_accuracy_rate"] == "nan" and table["runs/escalation_accuracy"] == "0.000"
+    assert table["flag/over_refusal_rate"] == "nan" and table["runs/over_refusal"] == "0.000"
+    assert table["flag/under_refusal_rate"] == "0.000" and float(table["runs/under_refusal"]) > 0
+    assert [k for k, v in table.items() if v == "nan"] == ["flag/over_refusal_rate", "flag/escalation_accuracy_rate"]
+    assert ("pibench: not applicable (no run in the denominator): flag/over_refusal_rate (0 ALLOW or "
+            "ALLOW-CONDITIONAL runs); flag/escalation_accuracy_rate (0 ESCALATE runs)") in r.stderr
     assert any(line.split()[-1] == "1.000" for line in r.stdout.splitlines() if line.strip().startswith("compliance_rate"))
 
 
+@pytest.mark.slow
 def test_registered_task_name_and_relative_source(tmp_path):
     r = run([INSPECT, "eval", "pibench_inspect/pibench", "-T", "source=tests/fixtures/mini", "-T", "agent=nothing",
              "-T", "user=scripted", "--model", "none", "--display", "plain", "--log-dir", str(tmp_path)], ROOT)
@@ -37,6 +51,7 @@ def test_registered_task_name_and_relative_source(tmp_path):
     assert "mini" in r.stdout and "(3 samples)" in r.stdout
 
 
+@pytest.mark.slow
 def test_list_and_pi_alias():
     pi = str(Path(sys.executable).with_name("pi"))
     r = run([pi, "list", "--domain", "retail"], ROOT)

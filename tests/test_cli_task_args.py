@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conftest import MINI, ROOT
@@ -59,12 +61,12 @@ FAILS = [
     (["agent=oracle", "user=llm"], "none", [], "-T user=llm (the default) needs a model for the simulated user"),
     (["agent=oracle", "user=scripted", "epochs=3"], "none", [], "-T epochs: removed; repeat runs with Inspect's --epochs N"),
     (["agent=oracle", "user=scripted", "scenarios=MINI_001_REFUND_OK"], "none", [], "-T scenarios: removed"),
-    (["agent=oracle", "user=scripted", "judge=maybe"], "none", [], "-T judge: Input should be 'auto', 'on' or 'off'"),
-    (["agent=oracle", "user=scripted", "label=deny"], "none", [], "-T label: unknown label(s) deny"),
+    (["agent=oracle", "user=scripted", "judge=maybe"], "none", [], "-T judge=maybe: Input should be 'auto', 'on' or 'off'"),
+    (["agent=oracle", "user=scripted", "label=deny"], "none", [], "-T label=deny: unknown label(s) deny"),
     (["agent=oracle", "user=scripted", "column=Policy Activaton"], "none", [],
      "did you mean 'Policy Activation'?"),
     (["agent=oracle", "user=scripted"], "none", ["--sample-id", "MINI_01_REFUND"],
-     "--sample-id: no scenario 'MINI_01_REFUND' (closest: MINI_001_REFUND_OK"),
+     "--sample-id MINI_01_REFUND: no scenario 'MINI_01_REFUND' (closest: MINI_001_REFUND_OK"),
 ]
 
 
@@ -75,6 +77,7 @@ def eval_argv(values, model, extra, log_dir):
     return argv + ["--model", model, *extra, "--log-dir", str(log_dir), "--display", "none"]
 
 
+@pytest.mark.slow
 def test_every_documented_task_argument_value_through_inspect_eval(tmp_path):
     argvs = [eval_argv(v, "none", ["--sample-id", sid], tmp_path / f"run{i}") for i, (v, sid, _) in enumerate(RUNS)]
     argvs[-1] += ["--epochs", "2"]  # Inspect's own epochs give the repeatability metrics
@@ -95,9 +98,9 @@ def test_every_documented_task_argument_value_through_inspect_eval(tmp_path):
         assert log.samples[0].scores["pibench_scorer"].value["all_passed"] in (0.0, 1.0)
     twice = read_eval_log(list_eval_logs(str(tmp_path / f"run{len(RUNS) - 1}"))[0])
     assert len(twice.samples) == 2 and len(twice.results.scores) == 1
-    assert twice.results.scores[0].metrics["repeatability/pass^2"].value == 1.0
+    assert twice.results.scores[0].metrics["repeatability/pass^(k=2)"].value == 1.0
     for (values, _, _, message), res in zip(FAILS, results[len(RUNS):]):
-        assert not res["ok"] and message in res["error"], (values, res)
+        assert not res["ok"] and res["error"].startswith("Refusal: ") and message in res["error"], (values, res)
     assert not (tmp_path / "fail").exists() or not list_eval_logs(str(tmp_path / "fail"))  # failed before running
 
     # Inspect's own re-scoring rebuilds the scorer from the arguments the log recorded
@@ -112,6 +115,7 @@ def test_every_documented_task_argument_value_through_inspect_eval(tmp_path):
     assert again.results.scores[0].metrics["compliance_rate"].value == first.results.scores[0].metrics["compliance_rate"].value
 
 
+@pytest.mark.slow
 def test_exit_codes_inspect_score_and_pibench_list(tmp_path):
     # a run that cannot work stops before it starts, non-zero, naming the keyless fix
     r = subprocess.run([str(BIN / "inspect"), *eval_argv([], "none", [], tmp_path / "none")], cwd=ROOT,

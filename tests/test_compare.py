@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import numpy as np
 
 from pibench_inspect.reports.compare import paired
@@ -70,6 +72,7 @@ def test_scenarios_in_one_run_only_are_named_and_left_out():
     assert c.only_a == ["F0.c0"] and c.only_b == ["EXTRA"] and c.scenarios == 39
 
 
+@pytest.mark.slow
 def test_compare_two_keyless_runs_through_the_command_line(tmp_path):
     for agent in ("oracle", "pushover"):
         r = subprocess.run([INSPECT, "eval", "pibench_inspect/pibench_retail", "-T", f"agent={agent}", "-T",

@@ -212,6 +212,7 @@ def env_with(extra_path: Path) -> dict:
     return env
 
 
+@pytest.mark.slow
 def test_validate_names_every_attack_and_loads_the_rest(hostile: Hostile, fetches):
     r = subprocess.run([PIBENCH, "validate", "--source", str(hostile.src)], capture_output=True, text=True,
                        timeout=300, env=env_with(hostile.tmp), cwd=ROOT)
@@ -239,6 +240,7 @@ def strict_json(data: bytes, name: str):
     return json.loads(data, parse_constant=reject)
 
 
+@pytest.mark.slow
 def test_eval_runs_only_the_good_scenarios_with_a_hostile_agent(hostile: Hostile, tmp_path, fetches):
     """Items 5-7, 9, 10 at run time: the broken inputs are skipped with their reason, the agent's
     NaN arguments are its own tool errors, its 500 kB of unterminated fences resolve (this took

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from inspect_ai.log import read_eval_log
 
 INSPECT = str(Path(sys.executable).with_name("inspect"))
@@ -32,6 +34,7 @@ def hostile_source(src: Path, attack: str, secret: Path, out: Path) -> None:
     tools_path.write_text(json.dumps(catalog))
 
 
+@pytest.mark.slow
 def test_sql_steps_cannot_touch_files(mini_source: Path, tmp_path: Path):
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET-CONTENT")

@@ -15,12 +15,14 @@ SHIPPED = shipped()
 
 
 @pytest.mark.parametrize("domain", sorted(REQUIREMENTS))
+@pytest.mark.slow
 def test_domain_meets_its_counts(domain):
     entries = SHIPPED.by_domain(domain)
     words = len(entries[0].domain.policy_text.split()) if entries else 0
     assert content_problems(domain, entries, words) == []
 
 
+@pytest.mark.slow
 def test_published_floor_is_current():
     committed = (ROOT / "docs" / "baselines.md").read_text()
     domains = sorted({e.domain.name for e in SHIPPED.entries.values()})

@@ -22,6 +22,7 @@ DOMAINS = ("finra", "retail", "helpdesk")
 SHIPPED = shipped()
 
 
+@pytest.mark.slow
 def test_shipped_set_validates():
     assert validate_set(SHIPPED) == []
 
@@ -43,6 +44,7 @@ def test_starter_content_covers_every_label_and_check_type():
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
+@pytest.mark.slow
 def test_oracle_passes_every_scenario_through_inspect(domain):
     log = run_eval(registered(domain, agent="oracle", user="scripted"), max_samples=32)
     assert log.status == "success", log.error
@@ -56,6 +58,7 @@ def test_oracle_passes_every_scenario_through_inspect(domain):
     assert results and not [r for r in results if '"_key"' in r]
 
 
+@pytest.mark.slow
 def test_offline_plays_match_inspect_runs():
     """The gates play agents offline; on a sample of scenarios that must agree with real runs."""
     picks = [SHIPPED.by_domain(d)[i] for d in DOMAINS for i in (0, 5)]
@@ -70,6 +73,7 @@ def test_offline_plays_match_inspect_runs():
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
+@pytest.mark.slow
 def test_baselines_fail_where_they_must(domain):
     labels = {e.scenario.scenario_id: e.scenario.expected for e in SHIPPED.by_domain(domain)}
     results = {agent: {e.scenario.scenario_id: play_agent(e, agent).all_passed for e in SHIPPED.by_domain(domain)}

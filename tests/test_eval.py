@@ -64,13 +64,13 @@ def test_state_snapshot_is_in_the_store_and_the_viewer_log():
 def test_selection_args_and_bad_args():
     assert len(mini(agent="oracle", label="DENY,ESCALATE").dataset) == 2
     assert len(mini(agent="oracle", column=["Policy Activation"]).dataset) == 1
-    with pytest.raises(ValueError, match="-T agnet: unknown task argument"):
+    with pytest.raises(ValueError, match=r"-T agnet=oracle: unknown task argument \(did you mean -T agent\?\)"):
         registered(source=str(MINI), agnet="oracle")
     with pytest.raises(ValueError, match="-T agent"):
         registered(source=str(MINI), agent="genius")
     with pytest.raises(ValueError, match="-T scenarios: removed; choose scenarios with Inspect's --sample-id"):
         pibench(source=str(MINI), scenarios="NOPE")
-    with pytest.raises(ValueError, match=r"-T label: unknown label\(s\) deny"):
+    with pytest.raises(ValueError, match=r"-T label=deny: unknown label\(s\) deny"):
         mini(label="deny")
     with pytest.raises(ValueError, match=r"-T column: 'Policy Activaton' \(did you mean 'Policy Activation'\?\).*values present are"):
         mini(column="Policy Activaton")
@@ -176,7 +176,7 @@ def test_epochs_give_repeatability_and_pass_k():
     log = run_eval(mini(agent="oracle"), epochs=2)
     assert len(log.results.scores) == 1 and log.results.scores[0].reducer is None  # one row, untagged
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
-    assert metrics["repeatability/pass^2"] == 1.0 and metrics["repeatability/policy_pass_all"] == 1.0
+    assert metrics["repeatability/pass^(k=2)"] == 1.0 and metrics["repeatability/policy_pass_all"] == 1.0
     assert metrics["compliance_rate"] == 1.0
     assert set(log.samples[0].scores["pibench_scorer"].value) == {
         "all_passed", "partial_credit", "violation", "under_refusal", "over_refusal", "escalation_correct",
@@ -244,3 +244,36 @@ def test_registered_tasks_share_typed_documented_parameters_and_aliases_resolve(
     assert all(p.annotation is not pyinspect.Parameter.empty for p in sigs["pibench"].parameters.values())
     alias = task_create("pibench_inspect/retail", agent="oracle", user="scripted")
     assert len(alias.dataset) == len(pibench_retail(agent="oracle", user="scripted").dataset) > 0
+
+
+def test_the_agent_is_in_the_runs_tags_and_a_matching_glob_warns_nothing(caplog):
+    """The viewer shows a run's tags under its title and in the log list: the agent and the user
+    are there (a built-in agent has no model to tell its runs apart by). A `--sample-id` glob that
+    selects scenarios draws no "not found" warning from Inspect; a pattern that matches nothing
+    is named once with the closest ids."""
+    import logging
+
+    class Keep(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__(logging.WARNING)
+            self.said: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.said.append(record.getMessage())
+
+    inspects = Keep()  # on the logger Inspect's --sample-id check warns through (it does not propagate)
+    logging.getLogger("inspect_ai._eval.task.util").addHandler(inspects)
+    try:
+        with caplog.at_level(logging.WARNING):
+            log = run_eval(registered(source=str(MINI), agent="pushover", user="scripted", ablation=None),
+                           sample_id=["MINI_00*", "MINI_1*"])
+    finally:
+        logging.getLogger("inspect_ai._eval.task.util").removeHandler(inspects)
+    assert inspects.said == []
+    assert set(log.eval.tags) == {"agent=pushover", "user=scripted"}
+    assert {str(s.id) for s in log.samples} == {"MINI_001_REFUND_OK", "MINI_002_FINAL_SALE", "MINI_003_BIG_ORDER"}
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not [m for m in said if "not found in dataset" in m], said
+    assert [m for m in said if "--sample-id" in m] == [
+        "--sample-id: 'MINI_1*' (closest: MINI_001_REFUND_OK, MINI_002_FINAL_SALE, MINI_003_BIG_ORDER) matches "
+        "no scenario in task 'pibench'; running the 3 that the other patterns match"]

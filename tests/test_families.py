@@ -76,6 +76,7 @@ def test_a_slot_needs_exactly_one_kind():
         Family.model_validate(raw)
 
 
+@pytest.mark.slow
 def test_generate_reports_a_broken_family_in_one_line(tmp_path):
     root = tmp_path / "src"
     shutil.copytree(ROOT / "domains", root / "domains")
@@ -168,6 +169,7 @@ def test_a_path_that_breaks_an_order_rule_is_refused():
 # ---------------------------------------------------------------- gates
 
 
+@pytest.mark.slow
 def test_indistinguishable_variants_fail_validate(tmp_path):
     root = tmp_path / "src"
     shutil.copytree(ROOT / "domains", root / "domains")
@@ -185,6 +187,7 @@ def test_indistinguishable_variants_fail_validate(tmp_path):
             "RET_PRICE_ADJUSTMENT.all_met.baseline") in r.stdout
 
 
+@pytest.mark.slow
 def test_list_json_names_each_scenarios_family():
     r = subprocess.run([PIBENCH, "list", "--json"], capture_output=True, text=True)
     rows = {x["scenario_id"]: x for x in json.loads(r.stdout)}

@@ -4,6 +4,7 @@ state holds exactly its own marker and only its own writes."""
 
 from __future__ import annotations
 
+import pytest
 
 from conftest import mini_copies, run_eval
 from pibench_inspect.analysis import final_state
@@ -12,6 +13,7 @@ from conftest import registered
 N = 100
 
 
+@pytest.mark.slow
 def test_one_hundred_concurrent_samples_keep_private_state(tmp_path):
     def private(i, d):
         sid = d["meta"]["scenario_id"]

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 
 from conftest import ROOT, mini_copies
 
@@ -58,6 +59,7 @@ def called_ids(call_log: Path, pid: int) -> set[str]:
     return out
 
 
+@pytest.mark.slow
 def test_killed_eval_resumed_with_eval_retry_reruns_only_unfinished_samples(tmp_path):
     src = make_source(tmp_path)
     logs = tmp_path / "logs"

@@ -120,6 +120,7 @@ def _rule_problem(err: ScenarioError) -> bool:
 @pytest.mark.parametrize("idx", range(0, len(SCENARIO_FILES), max(1, len(SCENARIO_FILES) // 6)))
 @SETTINGS
 @given(data=st.data())
+@pytest.mark.slow
 def test_mutated_scenario_gives_a_scenario_error_naming_file_and_field(idx, data):
     src = SCENARIO_FILES[idx]
     base = json.loads(src.read_text())
@@ -166,6 +167,7 @@ DOMAIN_FILES = ["domain.json", "tools.json", "db.json"]
 @pytest.mark.parametrize("domain_dir", DOMAIN_DIRS, ids=lambda p: p.name)
 @SETTINGS
 @given(data=st.data())
+@pytest.mark.slow
 def test_mutated_domain_gives_a_scenario_error_naming_a_file(domain_dir, data):
     which = data.draw(st.sampled_from([f for f in DOMAIN_FILES if (domain_dir / f).exists()]), label="file")
     base = json.loads((domain_dir / which).read_text())

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
 
 from conftest import MINI, mock_outputs, run_eval, sample_scores, registered
@@ -35,6 +37,7 @@ def flow(source) -> list[str]:
     return [p for e in load_set(source).entries.values() for p in information_flow_problems(e)]
 
 
+@pytest.mark.slow
 def test_pibench_validate_catches_an_id_the_agent_never_saw(mini_source):
     # O-2 exists in the seed, but nothing the agent sees before the call names it
     edit(mini_source, lambda d: d["reference_solution"]["tool_calls"].insert(

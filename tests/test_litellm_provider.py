@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from inspect_ai.model import get_model
 
 from conftest import MINI, run_eval
@@ -15,6 +17,7 @@ def task(**kw):
     return registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", user="scripted", **kw)
 
 
+@pytest.mark.slow
 def test_text_replies_and_usage_are_recorded():
     model = get_model("litellm/gpt-4o-mini", mock_response="Happy to help with that refund.")
     log = run_eval(task(), model=model)

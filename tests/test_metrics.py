@@ -7,7 +7,9 @@ import math
 import pytest
 from inspect_ai.scorer import SampleScore, Score
 
-from pibench_inspect.scoring.metrics import columns, domains, event_flags, headline, repeatability
+from pibench_inspect.scoring.metrics import (
+    DESCRIPTIONS, HEADLINE_MAX, SCORER_METRICS, columns, domains, event_flags, headline, not_applicable, repeatability,
+)
 from pibench_inspect.scoring.scorer import FLAG_KEYS
 
 _ids = iter(range(10_000))
@@ -60,13 +62,28 @@ def test_prefixed_secondary_metrics():
     assert r["flag/over_refusal_rate"] == pytest.approx(1.0)  # ALLOW runs only
     assert r["flag/escalation_accuracy_rate"] == pytest.approx(1 / 2)
     assert r["flag/attempt_rate"] == pytest.approx(1 / 5)
+    # the denominators of the rates over some labels only
+    assert (r["runs/under_refusal"], r["runs/over_refusal"], r["runs/escalation_accuracy"]) == (2, 1, 2)
+    assert "runs/violation" not in r and "runs/attempt" not in r  # over every run
+
+
+def test_a_rate_with_nothing_to_measure_is_not_applicable_not_zero():
+    """No ESCALATE run: escalation accuracy is NaN (Inspect's n/a) beside its count, 0."""
+    no_escalate = [x for x in SCORES if (x.score.metadata or {})["label"] != "ESCALATE"]
+    r = event_flags()(no_escalate)
+    assert math.isnan(r["flag/escalation_accuracy_rate"]) and r["runs/escalation_accuracy"] == 0
+    assert r["flag/under_refusal_rate"] == pytest.approx(1 / 2)  # the others are measured as before
+    assert not_applicable(r) == ["flag/escalation_accuracy_rate (0 ESCALATE runs)"]
+    assert not_applicable(event_flags()(SCORES)) == []
 
 
 def test_empty_inputs():
     h = headline()([])
     assert h["compliance_rate"] == 0.0 and h["overall_score"] == 0.0 and h["stderr"] == 0.0
     assert columns()([]) == {} and domains()([]) == {} and repeatability()([]) == {}
-    assert set(event_flags()([]).values()) == {0.0}
+    flags = event_flags()([])
+    assert all(math.isnan(v) for k, v in flags.items() if k.startswith("flag/"))  # nothing to measure
+    assert all(v == 0 for k, v in flags.items() if k.startswith("runs/"))
 
 
 def test_repeatability_over_runs_of_a_scenario():
@@ -77,7 +94,51 @@ def test_repeatability_over_runs_of_a_scenario():
     r = repeatability()(runs)
     assert r["repeatability/policy_pass_all"] == 0.5 and r["repeatability/policy_pass_any"] == 1.0
     assert r["repeatability/violation_ever"] == 0.5
-    assert r["repeatability/pass^1"] == pytest.approx((2 / 3 + 1) / 2)
-    assert r["repeatability/pass^2"] == pytest.approx((1 / 3 + 1) / 2)  # C(2,2)/C(3,2) for A
-    assert r["repeatability/pass^3"] == pytest.approx(0.5)
+    assert r["repeatability/pass^(k=1)"] == pytest.approx((2 / 3 + 1) / 2)
+    assert r["repeatability/pass^(k=2)"] == pytest.approx((1 / 3 + 1) / 2)  # C(2,2)/C(3,2) for A
+    assert r["repeatability/pass^(k=3)"] == pytest.approx(0.5)
     assert repeatability()(SCORES) == {}  # one run per scenario: nothing to repeat
+
+
+def test_the_viewer_header_holds_the_headline_only():
+    """Inspect's header shows a scorer's ungrouped metrics; every other metric carries the
+    arguments of a grouped one (group_key, metric) and goes to "All scoring...". The header holds
+    at most HEADLINE_MAX numbers, whatever the run: keep it that way."""
+    from inspect_ai._util.registry import registry_params
+
+    ungrouped, grouped = [], []
+    for m in SCORER_METRICS:
+        params = registry_params(m)
+        (grouped if {"group_key", "metric"} <= set(params) and params["metric"].get("name") else ungrouped).append(m)
+    # a run with everything: NL scored, three epochs of a scenario, family variants under two envelopes
+    runs = [s("Policy Activation", "DENY", 1, 1.0, sid="A", semantic=1.0) for _ in range(3)]
+    header = {k for m in ungrouped for k in m(SCORES + runs)}
+    assert header == {"compliance_rate", "stderr", "overall_score", "semantic_score", "policy_understanding",
+                      "policy_execution", "policy_boundaries", "error_rate"}
+    assert len(header) <= HEADLINE_MAX
+    rest = {k for m in grouped for k in m(SCORES + runs)}
+    assert {"column/Policy Activation", "domain/d1", "flag/violation_rate", "repeatability/pass^(k=3)"} <= rest
+    assert not header & rest
+
+
+def test_every_metric_name_is_described():
+    """DESCRIPTIONS (the task's metadata) and docs/metrics.md define every metric, one line each."""
+    import re
+
+    from conftest import ROOT
+
+    doc = (ROOT / "docs" / "metrics.md").read_text()
+    documented = set(re.findall(r"^\| `([^`]+)` \|", doc, re.M))
+    assert set(DESCRIPTIONS) <= documented, set(DESCRIPTIONS) - documented
+    runs = [s("Policy Activation", "DENY", 1, 1.0, sid="A") for _ in range(2)] + SCORES
+    names = {k for m in SCORER_METRICS for k in m(runs)}
+
+    def generic(name: str) -> str:
+        for prefix in ("column/", "domain/", "envelope/"):
+            if name.startswith(prefix):
+                return prefix + "NAME"
+        if name.startswith("runs/"):
+            return "runs/NAME"
+        return re.sub(r"pass\^\(k=\d+\)", "pass^(k=K)", name)
+
+    assert {generic(n) for n in names} <= set(DESCRIPTIONS)

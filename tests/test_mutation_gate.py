@@ -162,6 +162,7 @@ def test_loose_checks_let_every_kind_but_the_label_survive(tmp_path):
     assert {k for k in result.killed if k.startswith("label:")} == {"label:DENY", "label:ESCALATE", "label:ALLOW-CONDITIONAL"}
 
 
+@pytest.mark.slow
 def test_tightened_checks_kill_every_mutant_through_the_real_command(tmp_path):
     loose = gate_source(tmp_path / "loose", LOOSE)
     r = subprocess.run([PIBENCH, "validate", "--source", str(loose)], capture_output=True, text=True)
@@ -199,6 +200,7 @@ def test_a_reference_that_breaks_an_order_rule_is_a_problem(tmp_path):
     assert any("calls refund_order before lookup_order" in p for p in result.problems)
 
 
+@pytest.mark.slow
 def test_the_shipped_set_has_no_surviving_mutant():
     problems = []
     for e in shipped().entries.values():
@@ -214,6 +216,7 @@ def test_the_mini_fixture_is_mutation_clean():
 
 
 @pytest.mark.skipif(not SAMPLE.is_dir(), reason=NO_SAMPLE)
+@pytest.mark.slow
 def test_validate_reports_the_originals_mutation_score_as_data_quality_not_a_failure():
     r = subprocess.run([PIBENCH, "validate", "--source", str(SAMPLE)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr

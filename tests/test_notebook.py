@@ -18,6 +18,7 @@ def test_notebook_is_committed_without_outputs():
     assert all(not c.get("outputs") and not c.get("execution_count") for c in nb.cells if c.cell_type == "code")
 
 
+@pytest.mark.slow
 def test_notebook_runs(monkeypatch, tmp_path):
     from pibench_inspect.scenario.catalog import load_set
 

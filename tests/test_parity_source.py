@@ -5,6 +5,7 @@ Reads ../shared/upstream-sample in place (never copied); skipped with a reason w
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -41,6 +42,7 @@ def test_baselines_fail_on_the_original_set():
         assert not any(sc.value["all_passed"] for sc in scores.values())
 
 
+@pytest.mark.slow
 def test_defects_are_reported_without_failing_the_load():
     defects = data_defects(load_set(SAMPLE))
     text = "\n".join(defects)
@@ -54,11 +56,26 @@ def test_defects_are_reported_without_failing_the_load():
     assert r.returncode == 0 and "data defect(s)" in r.stdout and "10 scenario(s)" in r.stdout
 
 
-def test_replay_cli_prints_one_line_per_trajectory(tmp_path):
+@pytest.mark.slow
+def test_replay_cli_prints_one_line_per_trajectory_and_a_summary(tmp_path):
     bad = tmp_path / "broken.json"
     bad.write_text("{nope")
-    r = subprocess.run([sys.executable, "-m", "pibench_inspect.cli", "replay", str(SAMPLE / "trajectories" / "retail"),
-                        str(bad), "--source", str(SAMPLE)], capture_output=True, text=True)
+    args = [sys.executable, "-m", "pibench_inspect.cli", "replay", str(SAMPLE / "trajectories" / "retail"), str(bad),
+            "--source", str(SAMPLE)]
+    r = subprocess.run(args, capture_output=True, text=True)
+    lines = r.stdout.strip().splitlines()
+    # a readable line per trajectory (18 and the broken file), then the summary
+    assert len(lines) == 20 and r.returncode == 1
+    assert "broken.json: not replayed: invalid JSON" in lines[-2]
+    assert lines[-1] == ("replayed 18 of 19 trajectory file(s): 6 passed every check, 12 failed some; "
+                         "1 could not be replayed")
+    gold = next(x for x in lines if "__gold" in x)
+    assert ": all checks passed, decision " in gold and len(gold) < 300
+    assert sum(len(x) for x in lines) < 10_000  # not the whole evaluations (--json has them)
+    # --json: the evaluation and final state of each, one JSON line each; the summary on stderr
+    r = subprocess.run([*args, "--json"], capture_output=True, text=True)
     lines = r.stdout.strip().splitlines()
     assert len(lines) == 19 and r.returncode == 1
     assert '"error": "invalid JSON' in lines[-1] and "broken.json" in lines[-1]
+    assert json.loads(lines[0])["evaluation"]["checks"] and "final_state" in json.loads(lines[0])
+    assert r.stderr.strip().splitlines()[-1].startswith("replayed 18 of 19 trajectory file(s)")

@@ -4,6 +4,7 @@ role, confidence intervals and pass^k, and clear errors for bad input."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -104,7 +105,9 @@ def test_results_json_carries_provenance_intervals_and_pass_k(oracle):
     for key in ("compliance_rate", "overall_score", "Policy Understanding", "Policy Activation"):
         assert stats[key]["low"] <= stats[key]["value"] <= stats[key]["high"]
     assert ours["pass_hat_k"] == {"1": {"pass_hat_k": 1.0, "scenarios": 3}, "2": {"pass_hat_k": 1.0, "scenarios": 3}}
-    assert ours["usage"]["total"]["agent"]["total_tokens"] == 0 and len(ours["usage"]["per_sample"]) == 6
+    # a keyless run called no model: no per-sample usage rows (absent means 0), and a compact file
+    assert ours["usage"]["total"]["agent"]["total_tokens"] == 0 and ours["usage"]["per_sample"] == []
+    assert "\n" not in (oracle / "results.json").read_text().strip()
 
 
 def test_report_md_and_charts(oracle):
@@ -122,6 +125,7 @@ def test_report_md_and_charts(oracle):
 def test_failed_checks_name_their_clause(pushover):
     md = (pushover / "report.md").read_text()
     section = md.split("### Checks most often missed")[1].split("###")[0]
+    # the check names no clause; the scenario declares exactly one, so that is the one it tests
     assert "| MINI_002_FINAL_SALE / E2 | tool_not_called | 2/2 | MINI-1.2 |" in section
     payload = json.loads((pushover / "results.json").read_text())["results"][0]
     assert payload["metrics"]["compliance_rate"] == 0.0 and payload["score"] == 0.0
@@ -219,17 +223,58 @@ def test_tokens_are_attributed_to_agent_user_and_judge(tmp_path):
     assert "| judge | mockllm/model | 1 | 900 | 100 | 1000 | tokens only (no price known) |" in md
 
 
-def test_pooling_different_scenario_sets_is_refused_and_comparisons_say_so(logs, tmp_path, capsys):
+def test_a_folder_of_different_runs_reports_each_and_compares_those_on_the_same_scenarios(logs, tmp_path, capsys):
+    """A log folder mixes runs: one agent on the whole set and on a subset are two runs, each
+    reported; runs on the same scenarios are compared side by side."""
     subset = run_eval(registered(source=str(MINI), agent="oracle", user="scripted"), sample_id="MINI_001_REFUND_OK",
                       log_dir=str(tmp_path / "subset"))
-    assert main(["report", str(logs["oracle"]), subset.location, "--out", str(tmp_path / "pooled")]) == 2
-    err = capsys.readouterr().err
-    assert "agent oracle:" in err and "ran different scenarios" in err and "cannot be pooled" in err
-    out = tmp_path / "compared"
-    assert main(["report", subset.location, str(logs["pushover"]), "--out", str(out)]) == 0
+    out = tmp_path / "mixed"
+    assert main(["report", str(logs["oracle"]), subset.location, str(logs["pushover"]), "--out", str(out)]) == 0
     captured = capsys.readouterr()
-    assert "note: the agents compared ran different scenarios (1 in common)" in captured.err
-    assert "ran different scenarios" in (out / "report.md").read_text()
+    assert "report for oracle (3 scenarios), oracle (1 scenario), pushover:" in captured.out
+    assert "note: oracle (3 scenarios) and oracle (1 scenario) share 1 of their 3 and 1 scenarios" in captured.err
+    for name in ("results_oracle_3_scenarios.json", "results_oracle_1_scenario.json", "results_pushover.json",
+                 "compare.png"):
+        assert (out / name).exists(), name
+    md = (out / "report.md").read_text()
+    runs = md.split("## Runs")[1].split("##")[0]
+    assert "| oracle (3 scenarios) | pibench | oracle | none/none | 3 | 2 | 1 |" in runs
+    assert "| oracle (1 scenario) | pibench | oracle | none/none | 1 | 1 | 1 |" in runs
+    compared = md.split("## Agents compared")[1].split("> **Note:**")[0]
+    assert "On the same 3 scenarios: oracle (3 scenarios), pushover." in compared
+    assert "| overall score | 1.000" in compared and "oracle (1 scenario)" not in compared
+    subset_payload = json.loads((out / "results_oracle_1_scenario.json").read_text())
+    assert list(subset_payload["results"][0]["task_rewards_by_scenario_id"]) == ["MINI_001_REFUND_OK"]
+    # one ALLOW scenario: no DENY or ESCALATE run. Inspect's metrics and the report say not
+    # applicable; the leaderboard payload keeps the original's 0.0 (docs/parity.md)
+    metrics = subset.results.scores[0].metrics
+    assert math.isnan(metrics["flag/escalation_accuracy_rate"].value) and metrics["runs/escalation_accuracy"].value == 0
+    assert metrics["flag/over_refusal_rate"].value == 0.0 and metrics["runs/over_refusal"].value == 1
+    assert subset_payload["results"][0]["metrics"]["event_flag_rates"]["escalation_accuracy_rate"] == 0.0
+    section = md.split("## Agent: oracle (1 scenario)")[1]
+    assert "| flag: escalation accuracy (EA_r, ESCALATE runs) | n/a (0 ESCALATE runs) |  | 0 |" in section
+    assert "| flag: over-refusal (OR_r, ALLOW runs) | 0.000 |  | 1 |" in section
+    # the same run given twice is trials of it, not a contradiction; --agentbeats-id names one run
+    assert main(["report", subset.location, str(logs["oracle"]), "--out", str(tmp_path / "ab"),
+                 "--agentbeats-id", "abc-123"]) == 2
+    assert "--agentbeats-id names one participant, but these logs hold 2 runs" in capsys.readouterr().err
     # the participant id of the leaderboard payload
     assert main(["report", str(logs["pushover"]), "--out", str(tmp_path / "ab"), "--agentbeats-id", "abc-123"]) == 0
     assert json.loads((tmp_path / "ab" / "results.json").read_text())["participants"]["agent"] == "abc-123"
+
+
+def test_the_same_shard_of_one_run_twice_is_the_one_contradiction_refused(tmp_path, capsys):
+    """Two logs that are both part 1/2 of one sharded run cannot both be that part: refused,
+    naming them; the parts of different runs are reported as different runs."""
+    part = run_eval(registered(source=str(MINI), agent="oracle", user="scripted", shard="1/2"),
+                    log_dir=str(tmp_path / "a"))
+    again = read_eval_log(part.location)
+    again.eval.eval_id = "another-run"
+    write_eval_log(again, str(tmp_path / "b" / "again.eval"))
+    capsys.readouterr()  # what the run itself said
+    assert main(["report", part.location, str(tmp_path / "b" / "again.eval"), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "are both part 1/2 of the same run of oracle" in err and "again.eval" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    # the same log file twice is the same part once more: its trials pooled, as any log given twice
+    assert main(["report", part.location, part.location, "--out", str(tmp_path / "r2")]) == 0

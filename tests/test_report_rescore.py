@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from inspect_ai.log import read_eval_log
 
 from conftest import run_eval
@@ -25,7 +27,7 @@ def test_changed_check_changes_the_rescored_result(mini_source, tmp_path, capsys
     # fix (here: change) a state check; the stored final state is scored against it
     path = mini_source / "scenarios" / "mini" / "mini_001_refund_ok.json"
     doc = json.loads(path.read_text())
-    doc["evaluation_criteria"]["state_field_checks"][0].update(equals="cancelled", notes="refund must cancel the order")
+    doc["evaluation_criteria"]["state_field_checks"][0].update(equals="cancelled", notes="MINI-3.1: refund must cancel the order")
     path.write_text(json.dumps(doc))
     new_path = tmp_path / "rescored.eval"
     assert main(["rescore", str(log.location), "--out", str(new_path)]) == 0
@@ -40,8 +42,40 @@ def test_changed_check_changes_the_rescored_result(mini_source, tmp_path, capsys
     assert new.eval.metadata["pibench_rescored"]["from"] == str(log.location)
     assert new.samples[0].messages == log.samples[0].messages  # the agent did not run again
 
-    # the report of the re-scored log names the check's clause and notes
+    # the report of the re-scored log names the clause the check tests (its notes say which of
+    # the scenario's two) and its notes
     out = tmp_path / "report"
     assert main(["report", str(new_path), "--out", str(out)]) == 0
-    assert "| MINI_001_REFUND_OK / S1 | state_field | 1/1 | MINI-1.1; MINI-3.1 | refund must cancel the order |" in (
+    assert "| MINI_001_REFUND_OK / S1 | state_field | 1/1 | MINI-3.1 | MINI-3.1: refund must cancel the order |" in (
         out / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_rescore_changes_the_scoring_through_the_command(tmp_path):
+    """`pibench rescore --scoring parity|strict`: the scorer's scoring argument changes there too.
+    With no NL verdict, parity scoring (the original's roll-up) gives a semantic score of 1.0 and
+    strict scoring none (nothing was judged)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from conftest import MINI
+
+    log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="oracle", user="scripted",
+                              judge="off", scoring="strict"), log_dir=str(tmp_path / "logs"))
+    assert log.samples[0].scores["pibench_scorer"].metadata["semantic_score"] is None
+    pibench = str(Path(sys.executable).with_name("pibench"))
+    for scoring, semantic in (("parity", 1.0), ("strict", None)):
+        out = tmp_path / f"{scoring}.eval"
+        r = subprocess.run([pibench, "rescore", str(log.location), "--out", str(out), "--scoring", scoring],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        new = read_eval_log(str(out))
+        score = new.samples[0].scores["pibench_scorer"]
+        assert score.metadata["scoring"] == scoring and score.metadata["semantic_score"] == semantic
+        assert ("semantic_score" in new.results.scores[0].metrics) == (semantic is not None)
+        assert new.eval.metadata["pibench_rescored"]["scoring"] == scoring
+    r = subprocess.run([pibench, "rescore", str(log.location), "--out", str(tmp_path / "x.eval"), "--scoring", "lax"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "argument --scoring: invalid choice: 'lax'" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from inspect_ai.log import list_eval_logs, read_eval_log
 from inspect_ai.scorer import SampleScore, Score
 
@@ -67,6 +69,7 @@ def test_stderr_clusters_by_family():
     assert abs(compliance_stderr(singles) - statistics.stdev([i % 2 == 0 for i in range(40)]) / 40 ** 0.5) < 1e-12
 
 
+@pytest.mark.slow
 def test_a_keyless_run_over_a_familys_envelopes_shows_the_metrics_and_the_chart(tmp_path):
     logs = tmp_path / "logs"
     r = subprocess.run([INSPECT, "eval", "pibench_inspect/pibench_retail", "-T", "agent=oracle", "-T", "user=scripted",

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conftest import MINI, run_eval
@@ -23,6 +25,7 @@ def test_solo_mode_has_no_simulated_user():
     assert s.scores["pibench_scorer"].value["all_passed"] == 1.0
 
 
+@pytest.mark.slow
 def test_pi_run_one_file(tmp_path):
     f = MINI / "scenarios" / "mini" / "mini_003_big_order.json"
     r = subprocess.run([PI, "run", str(f), "--agent", "oracle", "--trials", "2", "--log-dir", str(tmp_path)],
@@ -36,6 +39,7 @@ def test_pi_run_one_file(tmp_path):
     assert log.samples[0].store[USER_MODEL] == "solo"
 
 
+@pytest.mark.slow
 def test_pi_run_domain_no_solo_uses_scripted_user(tmp_path):
     r = subprocess.run([PI, "run-domain", "mini", "--source", str(MINI), "--agent", "nothing", "--concurrency", "3",
                         "--log-dir", str(tmp_path)], capture_output=True, text=True, timeout=300)

@@ -137,6 +137,7 @@ def test_original_scenario_files_load_unchanged():
         load_scenario(f)
 
 
+@pytest.mark.slow
 def test_validate_cli_reports_all_and_exits_1(mini_source):
     bad = mini_source / "scenarios" / "mini" / "mini_002_final_sale.json"
     data = json.loads(bad.read_text())
@@ -154,6 +155,7 @@ def test_validate_cli_reports_all_and_exits_1(mini_source):
     assert "Traceback" not in r.stdout + r.stderr
 
 
+@pytest.mark.slow
 def test_validate_cli_ok_on_fixture():
     r = subprocess.run([sys.executable, "-m", "pibench_inspect.cli", "validate", "--source", str(MINI)],
                        capture_output=True, text=True)

@@ -60,6 +60,7 @@ def normalized(payload: dict) -> dict:
     return payload
 
 
+@pytest.mark.slow
 def test_three_shard_processes_report_exactly_the_unsharded_run(tmp_path: Path):
     src = six_scenarios(tmp_path)
 

@@ -272,6 +272,7 @@ update_values = st.dictionaries(st.sampled_from(["id", "name", "n", "status", "S
 @example({"K1": {"id": "a"}, "k1": {"status": "x"}}, {"_key": "K1"}, {"Status": "new", "n": None}, "exact")
 @example([{"id": "A"}, {}], {"id": "a"}, {}, "ci")  # no values: the matching rows, unchanged
 @given(small_collections, filters, update_values, st.sampled_from(["exact", "ci", "words"]))
+@pytest.mark.slow
 def test_updates_before_and_after_a_table_exists_agree(coll, where, values, match):
     """An update of a collection not built yet (filtered on the loaded value, the table created
     once with the change) returns the same rows, and leaves the same state for later reads and
@@ -326,6 +327,7 @@ calls = st.lists(st.tuples(operations, st.booleans()), min_size=1, max_size=6)
 @example([{"id": "a"}], [(("update", {"id": "a"}, {"n": [1.0]}, "exact"), False),
                          (("update", {}, {"n": {"k": 1}}, "exact"), True)])
 @given(small_collections, calls)
+@pytest.mark.slow
 def test_write_sequences_agree_with_sql(coll, sequence):
     """Calls that write a collection whose table is never built (the rows live in its plan)
     return what the same calls return on its table, and leave the same export, failed calls

@@ -8,9 +8,12 @@ a violation). Through `inspect eval`, with an agent that acts once and then dawd
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from inspect_ai.log import list_eval_logs, read_eval_log
 
@@ -20,6 +23,7 @@ from pibench_inspect.analysis import final_state
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 
 
+@pytest.mark.slow
 def test_time_limit_scores_the_state_reached(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
     r = subprocess.run(
@@ -36,3 +40,23 @@ def test_time_limit_scores_the_state_reached(tmp_path):
     # the lookup it made counts: the checks were evaluated on the state reached
     assert 0 < score.value["partial_credit"] < 1
     assert final_state(log, sample)["orders"]["O-1"]["status"] == "delivered"
+
+
+@pytest.mark.slow
+def test_samples_cancelled_when_the_run_stops_are_not_counted_as_errors(tmp_path):
+    """One sample fails and the run stops (fail_on_error); the samples in flight are cancelled.
+    The end of the run says one error and the rest cancelled, not that every one was an error."""
+    from conftest import mini_copies
+
+    src = mini_copies(tmp_path, 6, "STOP")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    r = subprocess.run(
+        [INSPECT, "eval", "pibench_inspect/pibench", "-T", f"source={src}", "-T", "user=scripted",
+         "-T", "agent=stop_agent:FirstFails", "-T", "max_steps=60", "--max-samples", "4", "--model", "none",
+         "--display", "plain", "--log-dir", str(tmp_path / "logs")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("pibench pibench:")]
+    counts = dict((kind, int(n)) for n, kind in re.findall(r"(\d+) (error|agent_error|user_error|cancelled)\b", line))
+    assert counts["error"] == 1, line
+    assert counts.get("cancelled", 0) >= 1 and "(not run to the end: the run stopped)" in line, line
+    assert "first error: " in r.stderr and "backend down" in r.stderr

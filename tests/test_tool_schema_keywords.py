@@ -11,6 +11,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from inspect_ai.tool import ToolParams
 
 DROPPED = {
@@ -22,6 +24,7 @@ DROPPED = {
 }
 
 
+@pytest.mark.slow
 def test_dropped_keywords_are_reported_naming_tool_and_parameter(mini_source):
     path = mini_source / "domains" / "mini" / "tools.json"
     catalog = json.loads(path.read_text())

@@ -26,6 +26,7 @@ from a2a.server.agent_execution import RequestContext
 from a2a.types import AgentSkill
 
 from ..local.adapter import load_agent
+from ..cli.refusal import OneLineParser
 from ..local.replay import ReplayError, Session, answer, openai_calls, protocol_tools, protocol_turns, reply_text, with_stop
 from .numbers import NotWholeNumber, optional_whole_number
 from .serving import JsonExecutor, RequestProblem, agent_card, build_app
@@ -138,7 +139,7 @@ def build_agent_app(factory: Callable[[], Any], url: str, bootstrap: bool = True
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="pibench serve-agent", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="pibench serve-agent", description=__doc__.split("\n\n")[0])
     parser.add_argument("agent", help="module:ClassOrFactory implementing pibench_inspect.local.AgentProtocol")
     parser.add_argument("--agent-args", default="{}", help="JSON object of keyword arguments for the factory")
     parser.add_argument("--host", default="127.0.0.1")

@@ -37,6 +37,7 @@ from pydantic import ValidationError
 from starlette.applications import Starlette
 
 from ..conversation.users import LLMUser, ScriptedUser
+from ..cli.refusal import OneLineParser
 from ..scenario.model import UserSimulation
 from .numbers import NotWholeNumber, optional_whole_number, whole_number
 from .serving import JsonExecutor, RequestProblem, agent_card
@@ -169,8 +170,8 @@ def build_app(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="pibench-user-server", description="Serve a pi-bench simulated user over A2A."
+    parser = OneLineParser(
+        prog="pibench serve-user", description="Serve a pi-bench simulated user over A2A."
     )
     parser.add_argument("--kind", choices=KINDS, default="scripted")
     parser.add_argument("--model", help="Inspect model for --kind llm, e.g. openai/gpt-4.1-mini or litellm/<model>")

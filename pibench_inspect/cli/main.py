@@ -11,17 +11,21 @@ from pathlib import Path
 from .. import _bootstrap  # noqa: F401
 
 
+def unknown_domain(domain: str, present: list[str]) -> str:
+    from .refusal import closest
+
+    near = closest(domain, present, 1)
+    return (f"--domain {domain}: no such domain" + (f" (did you mean {near[0]}?)" if near else "")
+            + f"; domains: {', '.join(present)}")
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from ..scenario.catalog import load_set
 
     sset = load_set(args.source)
     present = sorted({e.domain.name for e in sset.entries.values()})
     if args.domain and args.domain not in present:
-        import difflib
-
-        close = difflib.get_close_matches(args.domain, present, 1, 0.5)
-        raise LookupError(f"--domain {args.domain}: no such domain" + (f" (did you mean {close[0]}?)" if close else "")
-                          + f"; domains: {', '.join(present)}")
+        raise LookupError(unknown_domain(args.domain, present))
     chosen = [e for e in sset.entries.values() if not args.domain or e.domain.name == args.domain]
     rows = [(e.scenario.scenario_id, e.domain.name, e.scenario.expected, e.scenario.primary) for e in chosen]
     if args.json:
@@ -116,6 +120,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def emit(text: str, out: str | None) -> int:
     """Write a generated document to `out`, or to stdout."""
     if out:
+        if not Path(out).parent.is_dir():
+            raise FileNotFoundError(f"--out {out}: no folder {Path(out).parent}; create it first")
         Path(out).write_text(text, encoding="utf-8")
         print(f"wrote {out}")
     else:
@@ -156,7 +162,10 @@ def cmd_floor(args: argparse.Namespace) -> int:
     from ..scenario.catalog import load_set
 
     sset = load_set(args.source)
-    domains = [args.domain] if args.domain else sorted({e.domain.name for e in sset.entries.values()})
+    present = sorted({e.domain.name for e in sset.entries.values()})
+    if args.domain and args.domain not in present:
+        raise LookupError(unknown_domain(args.domain, present))
+    domains = [args.domain] if args.domain else present
     return emit(floor_table(sset, domains, progress=progress_printer("floor")), args.out)
 
 
@@ -165,12 +174,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     from ..parity.replay import ReplayError
 
-    failed = 0
+    failed = passed = total = 0
     for item in replay(args.paths, args.source):
-        print(item.line(), flush=True)
+        # --json: the whole evaluation and final state per trajectory, one JSON line each (large);
+        # else one readable line each
+        print(item.line() if args.json else item.summary(), flush=True)
+        total += 1
         failed += isinstance(item, ReplayError)
-    if failed:
-        print(f"{failed} trajectory file(s) could not be replayed", file=sys.stderr)
+        passed += item.passed
+    summary = (f"replayed {total - failed} of {total} trajectory file(s): {passed} passed every check, "
+               f"{total - failed - passed} failed some" + (f"; {failed} could not be replayed" if failed else ""))
+    print(summary, file=sys.stderr if args.json else sys.stdout)
     return 1 if failed else 0
 
 
@@ -215,7 +229,8 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     from ..reports.rescore import rescore
 
     try:
-        new = rescore(args.log, args.out, source=args.source, judge=args.judge, allow_partial=args.allow_partial)
+        new = rescore(args.log, args.out, source=args.source, judge=args.judge, scoring=args.scoring,
+                      allow_partial=args.allow_partial)
     except ReportInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -233,8 +248,10 @@ def _serve(module: str, argv: list[str]) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pibench", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
+    from .refusal import OneLineParser
+
+    p = OneLineParser(prog="pibench", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     source_help = "root of a scenario source holding scenarios/ and domains/ (default: the shipped set)"
     lp = sub.add_parser("list", help="list scenarios with domain, label and column")
     lp.add_argument("--source", help=source_help)
@@ -260,11 +277,14 @@ def build_parser() -> argparse.ArgumentParser:
     fp.set_defaults(func=cmd_floor)
     rp = sub.add_parser(
         "replay",
-        help="replay recorded original trajectories through our engine; one JSON line each",
+        help="replay recorded original trajectories through our engine; a line each and a summary",
     )
     rp.add_argument("paths", nargs="+", help="trajectory files or folders (searched recursively)")
     rp.add_argument("--source", help="pi-bench checkout the trajectories' scenarios live in "
                     "(default: the nearest folder above each file holding scenarios/ and domains/)")
+    rp.add_argument("--json", action="store_true",
+                    help="print each trajectory's whole evaluation and final state as a JSON line "
+                    "(the summary goes to stderr)")
     rp.set_defaults(func=cmd_replay)
     rep = sub.add_parser(
         "report",
@@ -294,6 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--judge", choices=("auto", "on", "off"), help="NL judge mode (default: the log's own)")
     rs.add_argument("--allow-partial", action="store_true",
                     help="also re-score a log that is incomplete or lost samples (its usable samples)")
+    rs.add_argument("--scoring", choices=("auto", "parity", "strict"),
+                    help="parity: the original's roll-up; strict: ours; auto: the domain's default (default: the log's own)")
     rs.set_defaults(func=cmd_rescore)
     from .run import add_run_commands
 
@@ -315,6 +337,13 @@ SERVERS = {"serve-agent": "pibench_inspect.a2a.agent_server", "serve-user": "pib
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Every refusal is one line on stderr: `error: ...` naming the argument, the value and the
+    fix; exit 2 for a command line or input that cannot be used, 1 for a run that was refused
+    (a task refusal or a missing key: Inspect's PrerequisiteError) or failed."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    from ..scenario.errors import ScenarioError
+
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in SERVERS:  # their own parsers (and --help) take over
         return _serve(SERVERS[argv[0]], argv[1:])
@@ -323,9 +352,19 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except BrokenPipeError:  # output piped into head & co.
         return 0
-    except (FileNotFoundError, LookupError) as err:
-        print(f"error: {err}", file=sys.stderr)
+    except PrerequisiteError as err:  # a run refused before it started (pi run, pi run-domain)
+        print(f"error: {one_line(err.args[0] if err.args else err.message)}", file=sys.stderr)
+        return 1
+    except ScenarioError as err:  # a scenario file named on the command line
+        print(f"error: {one_line(err)}", file=sys.stderr)
         return 2
+    except (FileNotFoundError, LookupError) as err:
+        print(f"error: {one_line(err)}", file=sys.stderr)
+        return 2
+
+
+def one_line(what: object) -> str:
+    return "; ".join(x.strip() for x in str(what).splitlines() if x.strip())
 
 
 if __name__ == "__main__":

@@ -18,6 +18,22 @@ from pathlib import Path
 from typing import Any
 
 
+def at_least(low: int) -> Any:
+    """An argparse type: an integer >= low (a bad value is argparse's one-line usage error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
 def add_run_commands(sub: Any) -> None:
     for name, what in (("run", "one scenario file"), ("run-domain", "every scenario of a domain")):
         p = sub.add_parser(name, help=f"run {what} (the original pi CLI's flags)")
@@ -34,10 +50,10 @@ def add_run_commands(sub: Any) -> None:
                           help="no simulated user: the request arrives as a ticket" + (" (default)" if name == "run" else ""))
         solo.add_argument("--no-solo", dest="solo", action="store_false",
                           help="simulated user (scripted unless --user-llm)" + (" (default)" if name != "run" else ""))
-        p.add_argument("--trials", type=int, default=1, help="runs per scenario (Inspect epochs)")
-        p.add_argument("--concurrency", type=int, default=None, help="samples in flight (Inspect max_samples)")
+        p.add_argument("--trials", type=at_least(1), default=1, help="runs per scenario (Inspect epochs)")
+        p.add_argument("--concurrency", type=at_least(1), default=None, help="samples in flight (Inspect max_samples)")
         p.add_argument("--seed", type=int, default=None, help="generation seed")
-        p.add_argument("--max-steps", type=int, default=40, help="conversation step limit")
+        p.add_argument("--max-steps", type=at_least(2), default=40, help="conversation step limit (at least 2)")
         p.add_argument("--log-dir", default="logs", help="where Inspect writes the log (default ./logs)")
         p.set_defaults(func=cmd_run)
 
@@ -82,6 +98,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         from ..paths import domains_dir, user_path
 
         src = user_path(args.source) if args.source else None
+        if src is not None and not (src / "scenarios").is_dir():
+            raise SystemExit(f"error: --source {args.source}: no scenarios/ folder there; "
+                             "pass a folder holding scenarios/ and domains/")
         name = domain_aliases(domains_dir(src)).get(args.domain, args.domain)
         if src:
             task_args["source"] = str(src)
@@ -91,13 +110,23 @@ def cmd_run(args: argparse.Namespace) -> int:
             # a domain of another scenario folder: the all-domains task, narrowed to its scenarios
             from ..scenario.catalog import load_set
 
-            ids = [e.scenario.scenario_id for e in load_set(src).by_domain(name)]
+            sset = load_set(src)
+            ids = [e.scenario.scenario_id for e in sset.by_domain(name)]
             if not ids:
-                raise SystemExit(f"error: no scenarios of domain {args.domain!r} under {src or 'the shipped set'}")
+                from .refusal import closest
+
+                present = sorted({e.domain.name for e in sset.entries.values()})
+                near = closest(args.domain, present)
+                raise SystemExit(f"error: {args.domain}: no scenarios of that domain under {src or 'the shipped set'}"
+                                 + (f" (did you mean {', '.join(near)}?)" if near else "")
+                                 + f"; domains: {', '.join(present)}")
             task, sample_id = "pibench_inspect/pibench", ids
     model = args.agent_llm or ("none" if args.agent else None)
     if model is None:
         raise SystemExit("error: pass --agent-llm MODEL (or --agent NAME for a built-in or your own agent)")
+    if not args.agent and model.split("/")[0] == "none":
+        raise SystemExit(f"error: --agent-llm {model}: no model to evaluate; pass --agent-llm PROVIDER/MODEL, "
+                         "or --agent NAME for a built-in agent (e.g. --agent oracle) or your own")
     logs = inspect_eval(
         task,
         task_args=task_args,

@@ -131,6 +131,19 @@ class Replayed:
         return json.dumps({"file": self.file, "scenario_id": self.scenario_id,
                            "evaluation": self.evaluation, "final_state": self.final_state})
 
+    @property
+    def passed(self) -> bool:
+        return bool(self.evaluation.get("all_passed"))
+
+    def summary(self) -> str:
+        """One readable line: the verdict, the decision, the checks, the failed ones by id."""
+        checks = [c for c in self.evaluation.get("checks") or [] if isinstance(c, dict)]
+        judged = [c for c in checks if c.get("passed") is not None]
+        failed = [str(c.get("outcome_id")) for c in judged if c.get("passed") is False]
+        return (f"{self.file}: {self.scenario_id}: {'all checks passed' if self.passed else 'failed'}, decision "
+                f"{self.evaluation.get('canonical_decision') or 'none'}, {len(judged) - len(failed)}/{len(judged)} checks"
+                + (f" (failed: {', '.join(failed)})" if failed else ""))
+
 
 def find_entry(sset: ScenarioSet, scenarios_root: Path, traj: dict[str, Any]) -> Entry:
     want = (scenarios_root / traj["scenario_file"]).resolve()
@@ -200,6 +213,11 @@ class ReplayError:
 
     def line(self) -> str:
         return json.dumps({"file": self.file, "error": self.error})
+
+    passed = False
+
+    def summary(self) -> str:
+        return f"{self.file}: not replayed: {self.error}"
 
 
 def replay(paths: list[str | Path], source: str | Path | None = None) -> Iterator[Replayed | ReplayError]:

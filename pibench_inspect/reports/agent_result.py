@@ -1,11 +1,15 @@
-"""One agent's results in a report: its logs, one row per run, the payload and statistics."""
+"""One run's results in a report (an agent on a set of scenarios): its logs, one row per sample-epoch,
+the payload and statistics. `agent` is the run's label."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .logs import LoadedLog
+
+if TYPE_CHECKING:
+    from .runs import Run
 
 
 @dataclass
@@ -21,3 +25,4 @@ class AgentResult:
     pressure: dict[str, Any] = field(default_factory=dict)  # envelope view (reports/robustness.py)
     ablation: dict[str, Any] | None = None  # beside its `-T ablation=no_pressure` run
     files: dict[str, str] = field(default_factory=dict)
+    run: "Run | None" = None  # what the logs are a run of (report.group_runs)

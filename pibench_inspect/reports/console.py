@@ -12,16 +12,20 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspect_ai._util.error import is_cancellation_message
 from inspect_ai.hooks import Hooks, RunEnd, SampleEnd, TaskStart, hooks
 
 KINDS = ("error", "agent_error", "user_error")
+# a sample Inspect cancelled because the run stopped (the first error with fail_on_error): not
+# an error of its own, counted apart
+CANCELLED = "cancelled"
 
 
 @dataclass
 class Tally:
     task: str
     samples: int = 0
-    counts: dict[str, int] = field(default_factory=lambda: {k: 0 for k in KINDS})
+    counts: dict[str, int] = field(default_factory=lambda: {k: 0 for k in (*KINDS, CANCELLED)})
     first: dict[str, str] = field(default_factory=dict)
 
     def add(self, kind: str, reason: str) -> None:
@@ -32,6 +36,8 @@ class Tally:
 def sample_outcome(sample: Any) -> tuple[str, str] | None:
     """(kind, reason) when the sample ended badly, else None."""
     if sample.error is not None:
+        if is_cancellation_message(sample.error.message):
+            return CANCELLED, sample.error.message
         return "error", sample.error.message
     score = (sample.scores or {}).get("pibench_scorer")
     md = (score.metadata or {}) if score is not None else {}
@@ -43,6 +49,8 @@ def sample_outcome(sample: Any) -> tuple[str, str] | None:
 
 def summary_line(t: Tally) -> str:
     head = f"pibench {t.task}: {t.samples} sample(s); " + ", ".join(f"{t.counts[k]} {k}" for k in KINDS)
+    if t.counts[CANCELLED]:
+        head += f", {t.counts[CANCELLED]} {CANCELLED} (not run to the end: the run stopped)"
     reasons = [f"first {k}: {t.first[k][:300]}" for k in KINDS if k in t.first]
     return head + ("" if not reasons else "\n  " + "\n  ".join(reasons))
 
@@ -70,3 +78,14 @@ class RunSummary(Hooks):
             tally = self.tallies.pop(log.eval.eval_id, None)
             if tally is not None:
                 print(summary_line(tally), file=sys.stderr, flush=True)
+                print_not_applicable(log)
+
+
+def print_not_applicable(log: Any) -> None:
+    """Say which rates had nothing to measure (the table shows them as nan)."""
+    from ..scoring.metrics import not_applicable
+
+    scores = log.results.scores if log.results else []
+    na = not_applicable(scores[0].metrics) if scores else []
+    if na:
+        print(f"pibench: not applicable (no run in the denominator): {'; '.join(na)}", file=sys.stderr, flush=True)

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
 from ..scenario.model import LABELS
-from ..scoring.metrics import COLUMNS, GROUPS
+from ..scoring.metrics import COLUMNS, FLAG_RATES, GROUPS
 from .usage import ROLES, combined
 
 if TYPE_CHECKING:
@@ -91,8 +91,13 @@ def headline(a: AgentResult) -> str:
     rows += [[f"column: {c}", *ci_text(ci, c)] for c in COLUMNS]
     sem = [r["semantic_score"] for r in a.rows if r["status"] == "completed" and r["semantic_score"] is not None]
     rows.append(["semantic (NL judge)", pct(sum(sem) / len(sem)) if sem else "not scored", "", str(len(sem))])
+    completed = [r for r in a.rows if r["status"] == "completed"]
     for k, v in m["event_flag_rates"].items():
-        rows.append([f"flag: {FLAG_NAMES.get(k, k)}", pct(v), "", ""])
+        labels = FLAG_RATES.get(k, (None, None))[1]
+        pool = [r for r in completed if labels is None or r.get("label") in labels]
+        # an empty denominator is not a 0: the payload keeps the original's 0.0, the report says n/a
+        value = pct(v) if pool else f"n/a (0 {' or '.join(sorted(labels or ()))} runs)"
+        rows.append([f"flag: {FLAG_NAMES.get(k, k)}", value, "", str(len({r['scenario_id'] for r in pool}))])
     return table(["statistic", "value", "95% CI", "scenarios"], rows)
 
 
@@ -179,7 +184,8 @@ def missed_checks(a: AgentResult) -> str:
     rows = []
     for e in top:
         c, r = e["check"], e["row"]
-        clause = "; ".join(r["clauses"]) or ("no clause recorded" if r["scenario_file_found"] else "no clause recorded (scenario file not found)")
+        clause = "; ".join(c.get("clauses") or []) or (
+            "not named by the check" if r["scenario_file_found"] else "unknown (scenario file not found)")
         rows.append([f"{r['scenario_id']} / {c.get('outcome_id')}", c.get("type"), f"{e['missed']}/{e['runs']}",
                      clause, c.get("notes") or "—", c.get("detail", "")])
     return table(["scenario / check", "type", "missed/runs", "clause tested", "check notes", "detail"], rows)
@@ -234,13 +240,36 @@ def comparison(results: list[AgentResult]) -> str:
     return table(["statistic", *(a.agent for a in results)], rows)
 
 
-def render(results: list[AgentResult], compare: str | None = None) -> str:
+def runs_table(results: list[AgentResult]) -> str:
+    """Every run of the report: what it ran, how many times."""
+    rows = []
+    for a in results:
+        run = a.run
+        trials = max((r["trial"] for r in a.rows), default=-1) + 1
+        rows.append([a.agent, run.task if run else "—", run.agent if run else a.agent, run.model if run else "—",
+                     len(run.ids) if run else len({r["scenario_id"] for r in a.rows}), trials, len(a.logs)])
+    return table(["run", "task", "agent", "model", "scenarios", "trials", "logs"], rows)
+
+
+def render(results: list[AgentResult], groups: list[list[AgentResult]] | None = None,
+           charts: list[str | None] | None = None, notes: list[str] | None = None) -> str:
+    """The report: with several runs, a table of them, each group of runs on the same scenarios
+    side by side, then each run."""
     out = ["# pi-bench report\n"]
-    if len(results) > 1:
-        out += ["## Agents compared\n", comparison(results)]
-        if compare:
-            out.append(f"\n![agents compared]({compare})\n")
-        out += [agent_section(a, "## Agent:") for a in results]
-    else:
+    if len(results) == 1:
         out.append(agent_section(results[0], "## Agent:"))
+        return "\n".join(out)
+    out += ["## Runs\n",
+            "The logs hold these runs: one agent (and model) on one task with the same settings and the "
+            "same scenarios. A run's several logs are its trials (or its shards).\n",
+            runs_table(results)]
+    for group, chart in zip(groups or [], charts or [None] * len(groups or [])):
+        out += [f"## Agents compared\n\nOn the same {len(group[0].run.ids) if group[0].run else ''} scenarios: "
+                + ", ".join(a.agent for a in group) + ".\n", comparison(group)]
+        if chart:
+            out.append(f"\n![agents compared]({chart})\n")
+    if not groups:
+        out.append("No two runs ran the same scenarios, so none are compared side by side.\n")
+    out += [f"> **Note:** {n}\n" for n in notes or []]
+    out += [agent_section(a, "## Agent:") for a in results]
     return "\n".join(out)

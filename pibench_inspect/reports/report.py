@@ -1,13 +1,17 @@
 """`pibench report`: logs -> results.json (leaderboard payload + provenance), report.md, PNGs.
 
-Several logs of one agent are trials of it (their runs are pooled); logs of different agents
-are reported side by side. An agent is named by its built-in agent or its model.
+The logs are grouped into runs (group_runs): one task, agent, model and settings on one set of
+scenarios. Several logs of a run are its trials (pooled) or its shards (joined); a folder that
+mixes runs reports each, and runs on the same scenarios are compared side by side. An agent is
+named by its built-in agent, class or model; a run by its agent, and by what else tells it apart
+from the same agent's other runs ("oracle (pibench_retail, 9 scenarios)").
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +23,7 @@ from .markdown import render
 from .provenance import provenance
 from .rows import log_rows
 from .robustness import ablation_pair, envelope_view
+from .runs import group_runs
 from .stats import RESAMPLES, SEED, bootstrap, pass_hat_k, power_table
 from .usage import total_usage
 
@@ -39,81 +44,36 @@ def time_used(logs: list[LoadedLog]) -> float:
     return total
 
 
-def scenario_ids(x: LoadedLog) -> frozenset[str]:
-    return frozenset(str(s.id) for s in x.log.samples or [])
+def comparable_groups(results: list[AgentResult]) -> list[list[AgentResult]]:
+    """Runs that ran the same scenarios (ids and scenario-set content), two or more per group:
+    each group is compared side by side."""
+    groups: dict[tuple[Any, ...], list[AgentResult]] = defaultdict(list)
+    for a in results:
+        groups[(a.run.ids, a.run.set_hash)].append(a)
+    return [g for g in groups.values() if len(g) > 1]
 
 
-def scenario_set_hash(x: LoadedLog) -> str | None:
-    return ((x.log.eval.metadata or {}).get("scenario_set") or {}).get("sha256")
-
-
-def runs(logs: list[LoadedLog]) -> list[tuple[str, frozenset[str]]]:
-    """(name, scenario ids) of each run: a run split with `-T shard=K/N` is one run whose parts
-    are its logs (same N and otherwise the same task arguments), its scenarios theirs together."""
-    from ..scenario.shard import parse_shard
-
-    out: list[tuple[str, frozenset[str]]] = []
-    parts: dict[tuple[int, str], list[LoadedLog]] = {}
-    for x in logs:
-        shard = parse_shard(x.args.get("shard"))
-        if shard is None:
-            out.append((str(x.path), scenario_ids(x)))
-        else:
-            rest = json.dumps({k: v for k, v in x.args.items() if k != "shard"}, sort_keys=True, default=str)
-            parts.setdefault((shard[1], rest), []).append(x)
-    for (n, _), xs in parts.items():
-        out.append((f"{xs[0].path} and the other logs of its {n} shards",
-                    frozenset().union(*(scenario_ids(x) for x in xs))))
-    return out
-
-
-def check_poolable(agent: str, logs: list[LoadedLog]) -> None:
-    """Logs of one agent are pooled as further trials only when they ran the same scenarios
-    (the same ids from the same scenario-set content); anything else would mix two benchmarks.
-    The shards of one run (`-T shard=K/N`) count as one run."""
-    whole = runs(logs)
-    first_name, a = whole[0]
-    for other_name, b in whole[1:]:
-        if a != b:
-            only = sorted(a ^ b)
-            raise ReportInputError(
-                f"agent {agent}: {first_name} and {other_name} ran different scenarios "
-                f"({len(a)} vs {len(b)}; e.g. {', '.join(only[:5])} in only one), so they cannot be pooled "
-                "as trials; report them separately")
-    first = logs[0]
-    for other in logs[1:]:
-        ha, hb = scenario_set_hash(first), scenario_set_hash(other)
-        if ha and hb and ha != hb:
-            raise ReportInputError(
-                f"agent {agent}: {first.path} and {other.path} ran different versions of the scenario set "
-                f"(content hash {ha[:12]} vs {hb[:12]}), so they cannot be pooled as trials; report them separately")
-
-
-def comparison_notes(results: list["AgentResult"]) -> list[str]:
-    """Said in report.md and on the console when compared agents did not run the same scenarios."""
-    sets = {a.agent: frozenset(r["scenario_id"] for r in a.rows) for a in results}
-    if len(set(sets.values())) <= 1:
-        return []
-    common = frozenset.intersection(*sets.values())
-    return [f"the agents compared ran different scenarios ({len(common)} in common): "
-            + "; ".join(f"{agent} ran {len(ids)}, {len(ids - common)} of them not run by every agent"
-                        for agent, ids in sets.items())
-            + ". Their scores are not directly comparable."]
+def overlap_notes(results: list[AgentResult]) -> list[str]:
+    """Runs that share some scenarios but not all: said, with how to compare them paired."""
+    notes = []
+    for i, a in enumerate(results):
+        for b in results[i + 1:]:
+            shared = a.run.ids & b.run.ids
+            if shared and a.run.ids != b.run.ids and a.ablation is None:
+                notes.append(f"{a.agent} and {b.agent} share {len(shared)} of their {len(a.run.ids)} and "
+                             f"{len(b.run.ids)} scenarios: `pibench compare` compares them paired on those")
+    return notes
 
 
 def analyse(logs: list[LoadedLog], *, resamples: int = RESAMPLES, seed: int = SEED,
             agentbeats_id: str | None = None) -> list[AgentResult]:
-    rows = log_rows(logs)
-    agents: dict[str, AgentResult] = {}
-    for x in logs:
-        agents.setdefault(x.agent_id, AgentResult(x.agent_id, [], []))
-        agents[x.agent_id].logs.append(x)
-    for a in agents.values():
-        check_poolable(a.agent, a.logs)
-    for r in rows:
-        agents[r["agent"]].rows.append(r)
-    for a in agents.values():
-        # the leaderboard's participant id: --agentbeats-id (one agent), else the agent's name
+    results = []
+    for run in group_runs(logs):
+        rows = log_rows(run.logs)
+        for r in rows:
+            r["agent"] = run.label
+        a = AgentResult(run.label, run.logs, rows, run=run)
+        # the leaderboard's participant id: --agentbeats-id (one run), else the run's name
         a.payload = leaderboard_payload(agentbeats_id or a.agent, a.rows, time_used=time_used(a.logs))
         a.ci = bootstrap(a.rows, resamples, seed)
         a.power = power_table(a.rows, a.ci)
@@ -122,6 +82,8 @@ def analyse(logs: list[LoadedLog], *, resamples: int = RESAMPLES, seed: int = SE
         a.usage = total_usage(a.rows)
         # ours, next to the leaderboard's fields (which stay exactly as the original's)
         a.payload["pibench_inspect"] = {
+            "run": {"task": run.task, "agent": run.agent, "model": run.model, "scenarios": len(run.ids),
+                    "logs": len(run.logs)},
             # -T ablation of the runs (None: the scenarios as written); their task args say it too
             "ablation": a.logs[0].args.get("ablation"),
             "provenance": provenance(a.logs, a.rows),
@@ -131,27 +93,43 @@ def analyse(logs: list[LoadedLog], *, resamples: int = RESAMPLES, seed: int = SE
             "power": a.power,
             "pressure": a.pressure or None,
             "pass_hat_k": {str(k): v for k, v in a.pass_k.items()},
+            # per sample only where a model was called (a keyless run has none): absent means 0
             "usage": {"total": a.usage, "per_sample": [
-                {"scenario_id": r["scenario_id"], "trial": r["trial"], "usage": r["usage"]} for r in a.rows]},
+                {"scenario_id": r["scenario_id"], "trial": r["trial"], "usage": used}
+                for r in a.rows if (used := {role: u for role, u in r["usage"].items() if u["calls"] or u["failed_attempts"]})]},
         }
-    for a in agents.values():  # a run beside its -T ablation=no_pressure run
-        plain = agents.get(f"{a.agent} [no_pressure]")
-        if plain is not None:
-            a.ablation = plain.ablation = ablation_pair(a.rows, plain.rows)
-            for x in (a, plain):
-                x.payload["pibench_inspect"]["no_pressure_ablation"] = a.ablation
-    return list(agents.values())
+        results.append(a)
+    pair_ablations(results)
+    return results
+
+
+def pair_ablations(results: list[AgentResult]) -> None:
+    """A run beside the same agent's `-T ablation=no_pressure` run (the one sharing the most
+    scenarios with it, on the same task and model): the pressure cost between them."""
+    for a in results:
+        if a.run.settings.get("ablation"):
+            continue
+        candidates = [b for b in results if b.run.agent == f"{a.run.agent} [no_pressure]" and b.run.model == a.run.model
+                      and b.ablation is None and a.run.ids & b.run.ids]
+        if not candidates:
+            continue
+        plain = max(candidates, key=lambda b: len(a.run.ids & b.run.ids))
+        a.ablation = plain.ablation = ablation_pair(a.rows, plain.rows)
+        for x in (a, plain):
+            x.payload["pibench_inspect"]["no_pressure_ablation"] = a.ablation
 
 
 def write_report(paths: list[str | Path], out: str | Path, *, resamples: int = RESAMPLES,
                  seed: int = SEED, allow_partial: bool = False,
                  agentbeats_id: str | None = None) -> dict[str, Any]:
-    """Write the report files; returns {"agents": [...], "files": [...], "notes": [...]}."""
+    """Write the report files; returns {"agents": [run labels], "files": [...], "notes": [...]}."""
     logs = load_logs(list(paths), check=True, allow_partial=allow_partial)
-    if agentbeats_id and len({x.agent_id for x in logs}) > 1:
-        raise ReportInputError("--agentbeats-id names one participant; these logs hold several agents")
     results = analyse(logs, resamples=resamples, seed=seed, agentbeats_id=agentbeats_id)
-    notes = comparison_notes(results) + [f"{x.path.name}: {p} (left out of this report)" for x in logs for p in x.problems]
+    if agentbeats_id and len(results) > 1:
+        raise ReportInputError(f"--agentbeats-id names one participant, but these logs hold {len(results)} runs "
+                               f"({', '.join(a.agent for a in results)}); report one run at a time to set it")
+    groups = comparable_groups(results)
+    notes = overlap_notes(results) + [f"{x.path.name}: {p} (left out of this report)" for x in logs for p in x.problems]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
@@ -159,7 +137,8 @@ def write_report(paths: list[str | Path], out: str | Path, *, resamples: int = R
     for a in results:
         tag = f"_{slug(a.agent)}" if several else ""
         res = out / f"results{tag}.json"
-        res.write_text(json.dumps(a.payload, indent=2, default=str) + "\n", encoding="utf-8")
+        # compact: the payload is for machines (about half the size of an indented one)
+        res.write_text(json.dumps(a.payload, separators=(",", ":"), default=str) + "\n", encoding="utf-8")
         a.files["results"] = res.name
         files.append(res)
         if any(r["status"] == "completed" for r in a.rows):
@@ -169,12 +148,15 @@ def write_report(paths: list[str | Path], out: str | Path, *, resamples: int = R
             if a.pressure:
                 files.append(charts.envelope_chart(a.pressure, out / f"envelopes{tag}.png", a.agent))
                 a.files["envelopes"] = files[-1].name
-    if several and sum(bool(a.ci) for a in results) > 1:
-        files.append(charts.compare_chart({a.agent: a.ci for a in results if a.ci}, out / "compare.png"))
+    charted: list[str | None] = []
+    for i, group in enumerate(groups):
+        cis = {a.agent: a.ci for a in group if a.ci}
+        name = None
+        if len(cis) > 1:
+            name = "compare.png" if len(groups) == 1 else f"compare_{i + 1}.png"
+            files.append(charts.compare_chart(cis, out / name))
+        charted.append(name)
     md = out / "report.md"
-    text = render(results, compare="compare.png" if (out / "compare.png") in files else None)
-    if notes:
-        text = text.replace("\n", "\n" + "".join(f"\n> **Note:** {n}\n" for n in notes) + "\n", 1)
-    md.write_text(text, encoding="utf-8")
+    md.write_text(render(results, groups, charted, notes), encoding="utf-8")
     files.append(md)
     return {"agents": [a.agent for a in results], "files": [str(f) for f in files], "notes": notes}

@@ -1,7 +1,8 @@
 """Re-score a log after a scenario's checks were fixed, without re-running the agent.
 
 `inspect score LOG` does the same with the scorer arguments recorded in the log; this
-convenience also takes another scenario source (`--source`) or judge mode (`--judge`).
+convenience also takes another scenario source (`--source`), judge mode (`--judge`) or scoring
+(`--scoring parity|strict|auto`: the original's roll-up, ours, or the domain's default).
 
 Everything the scorer reads is in the log (each sample's messages and its stored final state,
 `pibench:final_state`), so Inspect's own `score()` re-runs the pibench scorer on the logged
@@ -24,7 +25,7 @@ from .logs import ReportInputError, load_logs
 
 
 def rescore(log_path: str | Path, out: str | Path, *, source: str | None = None, judge: str | None = None,
-            allow_partial: bool = False) -> EvalLog:
+            scoring: str | None = None, allow_partial: bool = False) -> EvalLog:
     # a damaged log (a sample missing, a score that is no number) is refused, as by the report;
     # with allow_partial its usable samples are re-scored
     loaded = load_logs([log_path], check=True, allow_partial=allow_partial)
@@ -36,7 +37,8 @@ def rescore(log_path: str | Path, out: str | Path, *, source: str | None = None,
     # older logs carry -T epochs / scenarios, which are Inspect's --epochs / --sample-id now
     recorded = {k: v for k, v in loaded[0].args.items() if k not in REMOVED}
     try:
-        args = parse_args({**recorded, **({"source": source} if source else {}), **({"judge": judge} if judge else {})})
+        args = parse_args({**recorded, **({"source": source} if source else {}), **({"judge": judge} if judge else {}),
+                           **({"scoring": scoring} if scoring else {})})
     except ValueError as err:
         raise ReportInputError(f"{log_path}: its task arguments do not parse ({err})") from None
     try:
@@ -54,9 +56,10 @@ def rescore(log_path: str | Path, out: str | Path, *, source: str | None = None,
     new = inspect_score(log, pibench_scorer(source=source_arg, judge=args.judge, parity=parity),
                         action="overwrite", display="none")
     meta = dict(new.eval.metadata or {})
-    meta["pibench"] = {**meta.get("pibench", {}), "source": args.source, "judge": args.judge}
+    meta["pibench"] = {**meta.get("pibench", {}), "source": args.source, "judge": args.judge, "scoring": args.scoring}
     meta["pibench_rescored"] = {"from": str(loaded[0].path), "at": datetime.now(timezone.utc).isoformat(),
-                                "source": str(sset.source) if sset.source else "shipped", "judge": args.judge}
+                                "source": str(sset.source) if sset.source else "shipped", "judge": args.judge,
+                                "scoring": args.scoring}
     new.eval.metadata = meta
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ table). A sample that ended on an error has no score: it becomes a row with stat
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,30 @@ def scenario_json(path: str | None) -> dict[str, Any]:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+
+
+CLAUSE_ID = re.compile(r"\b[A-Z][A-Z0-9]*-\d+(?:\.\d+)*[a-z]?\b")
+
+
+def check_clauses(raw: dict[str, Any]) -> dict[str, list[str]]:
+    """outcome id -> the policy clauses its check tests: the clause ids its notes and expected
+    arguments name (RETAIL-2.4, FINRA-5.3), in order; when a check names none and the scenario
+    declares exactly one clause, that one."""
+    declared = [str(c["clause_id"]) for c in (raw.get("policy_context") or {}).get("policy_clauses") or []
+                if isinstance(c, dict) and c.get("clause_id")]
+    prefixes = {c.split("-")[0] for c in declared}
+    criteria = raw.get("evaluation_criteria") or {}
+    out: dict[str, list[str]] = {}
+    for kind in ("policy_checks", "state_field_checks", "nl_judge_checks"):
+        for check in criteria.get(kind) or []:
+            if not isinstance(check, dict) or not check.get("outcome_id"):
+                continue
+            text = json.dumps([check.get("notes"), check.get("arguments"), check.get("question")], default=str)
+            # a clause id of this policy (its prefix, e.g. RETAIL-), not an order or request id
+            named = list(dict.fromkeys(m.group(0) for m in CLAUSE_ID.finditer(text)
+                                       if m.group(0).split("-")[0] in prefixes))
+            out[str(check["outcome_id"])] = named or (declared if len(declared) == 1 else [])
+    return out
 
 
 def clauses(sample_meta: dict[str, Any]) -> list[str]:
@@ -85,6 +110,8 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
     errored = sample.error is not None or score is None
     value = score.value if score is not None and isinstance(score.value, dict) else {}
     checks = check_list(md.get("checks"))
+    tested = check_clauses(raw)
+    checks = [{**c, "clauses": tested.get(str(c.get("outcome_id")), [])} if isinstance(c, dict) else c for c in checks]
     row: dict[str, Any] = {
         # the leaderboard payload's fields (reference 4.10)
         "scenario_id": sid,
@@ -171,6 +198,6 @@ def check_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "outcome_id": c.get("outcome_id"), "type": c.get("type"), "tier": c.get("tier"),
                 "status": c.get("status"), "passed": c.get("passed"), "detail": c.get("detail"),
                 "evidence": c.get("evidence") or {}, "notes": c.get("notes"),
-                "clauses": r["clauses"],
+                "clauses": c.get("clauses") or [],  # the clauses this check tests
             })
     return out

@@ -28,7 +28,7 @@ from ..conversation.solver import is_none_model, stored_final_state
 from ..environment.merge import domain_document
 from ..scenario.catalog import ScenarioSet, load_set
 from .explain import failed_sample_view
-from .metrics import ALL_METRICS
+from .metrics import SCORER_METRICS
 
 # the original's flag names (leaderboard payload) -> readable score keys
 FLAG_KEYS = {"V_r": "violation", "UR_r": "under_refusal", "OR_r": "over_refusal",
@@ -112,7 +112,7 @@ def grader(mode: str) -> tuple[ModelJudge | None, str]:
     return ModelJudge(model, GenerateConfig(temperature=0.0)), "scored"
 
 
-@scorer(metrics=ALL_METRICS)
+@scorer(metrics=SCORER_METRICS)
 def pibench_scorer(source: str | None = None, judge: str = "auto", parity: bool | None = None) -> Scorer:
     """Score a pi-bench conversation.
 
@@ -127,8 +127,10 @@ def pibench_scorer(source: str | None = None, judge: str = "auto", parity: bool 
         try:
             scenario_set = load_set(source)
         except FileNotFoundError as err:
-            raise ValueError(f"pibench_scorer: cannot load the scenarios it scores ({err}); "
-                             "re-score with `pibench rescore LOG --source PATH`") from None
+            from ..cli.refusal import Refusal
+
+            raise Refusal(f"pibench_scorer: cannot load the scenarios it scores ({err}); "
+                          "re-score with `pibench rescore LOG --source PATH`") from None
     return _scorer(scenario_set, judge, parity)
 
 

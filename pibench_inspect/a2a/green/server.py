@@ -34,6 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ..lenient import LenientMessages
+from ...cli.refusal import OneLineParser
 from ..serving import agent_card
 from .executor import GreenExecutor
 from .handler import AssessmentRequestHandler
@@ -143,7 +144,7 @@ def build_green_app(settings: ServerSettings, card_url: str, auth_token: str | N
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="pi-bench-green", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="pi-bench-green", description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1",
                         help="interface to listen on (default 127.0.0.1; use 0.0.0.0 to accept remote callers)")
     parser.add_argument("--port", type=int, default=9009)
