@@ -244,3 +244,26 @@ def test_agent_human_needs_pibench_play():
         registered(scenarios=SCENARIO, source=str(MINI), agent="human", user="scripted")
     with pytest.raises(ValueError, match="pibench play"):
         registered(scenarios=SCENARIO, source=str(MINI), agent="oracle", user="human")
+
+
+def test_a_console_whose_input_ends_marks_the_sample_interrupted_by_eof():
+    from pibench_inspect.conversation.human import HumanSeat
+    from pibench_inspect.conversation.seats import seated
+
+    class OneLine:
+        def __init__(self):
+            self.lines = ['/call lookup_order {"order_id": "O-1"}']
+
+        def show(self, text):
+            pass
+
+        async def ask(self, prompt, completions=None):
+            if not self.lines:
+                raise EOFError
+            return self.lines.pop(0)
+
+    with seated(HumanSeat(OneLine())):
+        log = run_eval(registered(scenarios=SCENARIO, source=str(MINI), agent="human", user="scripted"),
+                       fail_on_error=False)
+    sample = log.samples[0]
+    assert sample.error is not None and sample.store["pibench:interrupted"] == "eof"

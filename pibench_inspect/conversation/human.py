@@ -73,11 +73,12 @@ async def read(console: Console, prompt: str, complete: Callable[[str], list[str
     asked marks the sample's store as interrupted, so the log says why the session stopped."""
     try:
         return await console.ask(prompt, complete)
-    except BaseException:
+    except BaseException as err:
+        why = "eof" if isinstance(err, EOFError) else getattr(console, "ended_by", None) or "ctrl-c"
         try:
             from inspect_ai.util import store
 
-            store().set(INTERRUPTED, getattr(console, "ended_by", None) or "ctrl-c")
+            store().set(INTERRUPTED, why)
         except Exception:  # noqa: BLE001  (no sample running: nothing to mark)
             pass
         raise
