@@ -12,7 +12,6 @@ from conftest import ROOT, mock_outputs, registered, run_eval, sample_scores, sh
 from pibench_inspect import env
 
 DOMAINS = ("finra", "helpdesk", "retail")
-env._LOADED.setdefault(None, shipped())  # the session's shipped set, not a second load
 
 
 def episode(e: env.PibenchEnv, policy, seed: int = 0) -> tuple[float, dict, int]:

@@ -294,7 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--judge", choices=("auto", "on", "off"), help="NL judge mode (default: the log's own)")
     rs.set_defaults(func=cmd_rescore)
     from .run import add_run_commands
-    from ..play import add_play_command
+    from .play import add_play_command
 
     add_run_commands(sub)
     add_play_command(sub)

@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any, Iterator, Protocol
 if TYPE_CHECKING:
     from ..domain.loader import Domain
     from ..scenario.model import Scenario
-    from .solver import ConversationConfig
+
+# the solver's ConversationConfig (not imported: the solver imports this module)
+ConversationConfig = Any
 
 # agent and user names a seat stands for (never a model, a built-in or a remote party)
 SEATED_AGENTS = ("human", "policy")
@@ -30,9 +32,9 @@ WHERE = {
 
 
 class Seat(Protocol):
-    def agent(self, name: str, scenario: "Scenario", domain: "Domain", config: "ConversationConfig") -> Any: ...
+    def agent(self, name: str, scenario: "Scenario", domain: "Domain", config: ConversationConfig) -> Any: ...
 
-    def user(self, name: str, scenario: "Scenario", config: "ConversationConfig") -> Any: ...
+    def user(self, name: str, scenario: "Scenario", config: ConversationConfig) -> Any: ...
 
 
 # a context variable, not a global: each environment runs its episodes in a context of its own,
@@ -60,9 +62,9 @@ def require_seat(role: str, name: str) -> Seat:
     return seat
 
 
-def seated_agent(config: "ConversationConfig", scenario: "Scenario", domain: "Domain") -> Any:
+def seated_agent(config: ConversationConfig, scenario: "Scenario", domain: "Domain") -> Any:
     return require_seat("agent", config.agent).agent(config.agent, scenario, domain, config)
 
 
-def seated_user(config: "ConversationConfig", scenario: "Scenario") -> Any:
+def seated_user(config: ConversationConfig, scenario: "Scenario") -> Any:
     return require_seat("user", config.user).user(config.user, scenario, config)

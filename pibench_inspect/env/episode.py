@@ -1,114 +1,24 @@
-"""A training environment over pi-bench scenarios: `reset()` and `step(action)`.
-
-    from pibench_inspect import env
-
-    e = env.make("RET_PRICE_ADJUSTMENT.all_met.baseline")
-    obs = e.reset(seed=0)
-    done = False
-    while not done:
-        obs, reward, done, info = e.step(my_policy(obs))
-    # reward: 1.0 when every deterministic check passed, else 0.0; info["checks"]: each check
-
-An episode is one conversation of the scenario, run by the same conversation solver as
-`inspect eval` (the policy takes the agent's seat, conversation/seats.py): the same tools over
-the same per-episode state, the same simulated user, step limit and stop rules, then the same
-scorer. The caller needs no event loop: each environment runs its episodes on an event loop in
-a thread of its own, and `step` hands the action over and waits for the next observation.
-
-Train/test splits (`list_scenarios(split="train" | "test")`) keep every variant of a family on
-one side (a family's variants are not independent; a hand-written scenario is its own family),
-decided per domain by a hash of the domain and family names: the same split on every machine
-and in every version, and adding a family never moves another.
-"""
+"""One scenario as an environment: episodes of the conversation solver with the policy in the
+agent's seat, scored by the pi-bench scorer (see the package docstring)."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import difflib
-import hashlib
 import json
 import queue
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from . import _bootstrap  # noqa: F401
-from .scenario.catalog import Entry, ScenarioSet, load_set
+from ..scenario.catalog import Entry, ScenarioSet
+from .splits import scenario_set
 
-SPLITS = ("train", "test")
-TEST_SHARE = 0.25  # the share of each domain's families held out for test
-SPLIT_SALT = "pibench-split-v1"
 AGENT = "policy"  # the agent's name in the store and the score metadata
 STEP_TIMEOUT = 600.0  # seconds step() waits for the simulated user and the engine
 
 Action = Any  # str | {"tool": name, "arguments": {...}} | ChatMessageAssistant
-
-
-# ---------------------------------------------------------------------------------------------
-# scenarios and splits
-
-
-_LOADED: dict[str | None, ScenarioSet] = {}
-
-
-def scenario_set(source: str | None = None) -> ScenarioSet:
-    """The scenario set under `source` (default: the shipped one), loaded once per process."""
-    key = str(source) if source else None
-    if key not in _LOADED:
-        _LOADED[key] = load_set(source)
-    return _LOADED[key]
-
-
-def family_position(domain: str, family: str) -> float:
-    """Where a family falls in [0, 1): a hash of its domain and name, the same everywhere."""
-    digest = hashlib.sha256(f"{SPLIT_SALT}\0{domain}\0{family}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
-
-
-def split_of(domain: str, family: str, test_share: float = TEST_SHARE) -> str:
-    """`test` for the families whose position falls below `test_share`, else `train`."""
-    return "test" if family_position(domain, family) < test_share else "train"
-
-
-def splits(entries: list[Entry], test_share: float = TEST_SHARE) -> dict[str, str]:
-    """scenario id -> "train" or "test", every variant of a family on the side of its family.
-
-    Each family is placed by its own hash (split_of), so the split is independent of the order
-    and the rest of the set; only a domain whose families all hash to one side has its family
-    nearest the boundary moved across, so that both sides hold each domain with two families or more.
-    """
-    families: dict[str, set[str]] = {}
-    for e in entries:
-        families.setdefault(e.domain.name, set()).add(e.scenario.family)
-    side: dict[tuple[str, str], str] = {}
-    for domain, names in families.items():
-        placed = {f: split_of(domain, f, test_share) for f in names}
-        if len(names) >= 2 and len(set(placed.values())) == 1:
-            only = next(iter(placed.values()))
-            # the family nearest the boundary crosses it
-            nearest = min(names, key=lambda f: abs(family_position(domain, f) - test_share))
-            placed[nearest] = "train" if only == "test" else "test"
-        side.update({(domain, f): s for f, s in placed.items()})
-    return {e.scenario.scenario_id: side[(e.domain.name, e.scenario.family)] for e in entries}
-
-
-def list_scenarios(split: str | None = None, *, source: str | None = None, domain: str | None = None,
-                   test_share: float = TEST_SHARE) -> list[str]:
-    """Scenario ids (sorted), all of them or one split's, optionally of one domain."""
-    if split is not None and split not in SPLITS:
-        raise ValueError(f"split={split!r}: expected one of {', '.join(SPLITS)} (or None for every scenario)")
-    sset = scenario_set(source)
-    entries = [e for e in sset.entries.values() if domain is None or e.domain.name == domain]
-    if domain is not None and not entries:
-        present = sorted({e.domain.name for e in sset.entries.values()})
-        raise ValueError(f"domain={domain!r}: no such domain; domains: {', '.join(present)}")
-    side = splits(entries, test_share)
-    return sorted(sid for sid in side if split is None or side[sid] == split)
-
-
-# ---------------------------------------------------------------------------------------------
-# observations and actions
 
 
 def message_dict(m: Any) -> dict[str, Any]:
@@ -222,7 +132,7 @@ class PibenchEnv:
 
     def __init__(self, entry: Entry, sset: ScenarioSet, user: str = "scripted", *, max_steps: int = 40,
                  max_user_turns: int = 8, user_model: Any = None, hard_gate: bool = False) -> None:
-        from .conversation.solver import ConversationConfig
+        from ..conversation.solver import ConversationConfig
 
         if user not in ("scripted", "llm", "solo"):
             raise ValueError(f"user={user!r}: expected 'scripted', 'llm' (with user_model=...) or 'solo'")
@@ -288,10 +198,10 @@ class PibenchEnv:
         from inspect_ai.scorer import Target
         from inspect_ai.solver import TaskState
 
-        from .conversation.seats import seated
-        from .conversation.solver import ConversationConfig, conversation
-        from .scoring.scorer import _scorer
-        from .task import sample_for
+        from ..conversation.seats import seated
+        from ..conversation.solver import ConversationConfig, conversation
+        from ..scoring.scorer import _scorer
+        from ..task import sample_for
 
         try:
             if self._user_model is not None:
@@ -329,7 +239,7 @@ class PibenchEnv:
         return self._finish(item)
 
     def _finish(self, ended: _Ended) -> tuple[dict[str, Any], float, bool, dict[str, Any]]:
-        from .scoring.explain import check_list
+        from ..scoring.explain import check_list
 
         score = ended.score
         value = score.value if isinstance(score.value, dict) else {}
@@ -442,55 +352,3 @@ def make(scenario_id: str, source: str | None = None, user: str = "scripted", **
         raise KeyError(f"no scenario {scenario_id!r}" + (f" (closest: {', '.join(near)})" if near else "")
                        + "; list_scenarios() gives every id")
     return PibenchEnv(entry, sset, user, **options)
-
-
-# ---------------------------------------------------------------------------------------------
-# reference policies
-
-
-def builtin_policy(env: PibenchEnv, name: str = "oracle") -> Callable[[dict[str, Any]], Action]:
-    """A built-in agent (`oracle`, `nothing`, `deny_all`, `escalate_all`, `pushover`) as a policy
-    over observations: it plays the same moves as `-T agent=NAME`. Build it after each reset()."""
-    from ._sync import run_now
-    from .conversation.agents import builtin_agent
-
-    scripted = builtin_agent(name, env.entry.domain, env.entry.scenario)
-
-    def policy(observation: dict[str, Any]) -> Action:
-        # the scripted agent reads earlier results from the conversation by call id; it awaits nothing
-        return run_now(scripted.next(env.messages, []))
-
-    return policy
-
-
-def random_policy(env: PibenchEnv, seed: int = 0, talk: float = 0.3) -> Callable[[dict[str, Any]], Action]:
-    """Uniformly random moves: with probability `talk` a short text, else a call of a random
-    offered tool with arguments drawn from its schema (types and enums, no understanding)."""
-    import random
-
-    rng = random.Random(seed)
-
-    def value(schema: dict[str, Any]) -> Any:
-        if "enum" in schema:
-            return rng.choice(schema["enum"])
-        kind = schema.get("type")
-        if kind == "integer":
-            return rng.randint(0, 100)
-        if kind == "number":
-            return round(rng.uniform(0, 1000), 2)
-        if kind == "boolean":
-            return rng.random() < 0.5
-        if kind == "array":
-            return [value(schema.get("items") or {"type": "string"})]
-        if kind == "object":
-            return {}
-        return rng.choice(["yes", "no", "12345", "please help"])
-
-    def policy(observation: dict[str, Any]) -> Action:
-        if not env.tools or rng.random() < talk:
-            return rng.choice(["Let me check that for you.", "Could you tell me more?", "Done."])
-        tool = rng.choice(env.tools)
-        props = tool["parameters"].get("properties") or {}
-        return {"tool": tool["name"], "arguments": {k: value(v) for k, v in props.items()}}
-
-    return policy

@@ -207,7 +207,7 @@ def trailing_user_messages(messages: list[Any]) -> list[Any]:
 
 
 def check_lines(score: Any) -> list[str]:
-    from .scoring.explain import check_list
+    from ..scoring.explain import check_list
 
     md = score.metadata or {}
     out = []
@@ -236,8 +236,7 @@ def result_text(sample: Any, scenario_id: str, label: str) -> str:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from . import _bootstrap  # noqa: F401
-    from .scenario.catalog import load_set
+    from ..scenario.catalog import load_set
 
     terminal = Terminal()
     try:
@@ -272,8 +271,8 @@ def play_session(terminal: Terminal, args: argparse.Namespace, roles: dict[str, 
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log
 
-    from .conversation.human import HumanSeat
-    from .conversation.seats import seated
+    from ..conversation.human import HumanSeat
+    from ..conversation.seats import seated
 
     entry = scenario_set.entries[scenario_id]
     log_dir = Path(args.log_dir or os.environ.get("INSPECT_LOG_DIR", "./logs"))
