@@ -225,7 +225,11 @@ def test_lines_become_the_agents_messages(agent_input):
     assert decision.function == "record_decision" and decision.arguments["decision"] == "DENY"
     assert reader.parse("/stop").text == "###STOP###"
     assert reader.parse("/tools") == "/tools"
+    shorthand = reader.parse('lookup_order {"order_id": "O-1"}').tool_calls[0]
+    assert (shorthand.function, shorthand.arguments) == ("lookup_order", {"order_id": "O-1"})
+    assert not reader.parse("lookup_order is what I will use").tool_calls  # a tool's name in a sentence
     assert reader.complete("/ca") == ["/call "]
+    assert reader.complete("look") == ["lookup_order "]
     assert reader.complete("/call re") == ["/call record_decision ", "/call refund_order "]
     assert reader.complete("/decide ALLOW-") == ["/decide ALLOW-CONDITIONAL "]
 
@@ -267,3 +271,14 @@ def test_a_console_whose_input_ends_marks_the_sample_interrupted_by_eof():
                        fail_on_error=False)
     sample = log.samples[0]
     assert sample.error is not None and sample.store["pibench:interrupted"] == "eof"
+
+
+def test_a_random_pick_with_no_input_ends_cleanly_and_names_the_scenario(tmp_path):
+    import subprocess
+
+    r = subprocess.run([PIBENCH, "play", "--random", "--source", str(MINI), "--log-dir", str(tmp_path)],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 130 and "Traceback" not in r.stdout + r.stderr
+    assert "a scenario picked at random" in r.stdout
+    picked = only_log(tmp_path).samples[0].id
+    assert f"session input ended: the log is marked cancelled (interrupted) and not scored (the scenario was {picked})" in r.stdout

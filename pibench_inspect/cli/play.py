@@ -298,7 +298,8 @@ def play_session(terminal: Terminal, args: argparse.Namespace, roles: dict[str, 
     if interrupted or log is None or log.status == "cancelled":
         why = "input ended" if terminal.ended_by == "eof" else "interrupted"
         where = f"\n  log: {written[-1]}" if written else ""
-        terminal.show(f"\nsession {why}: the log is marked cancelled (interrupted) and not scored{where}")
+        which = f" (the scenario was {scenario_id})" if args.random else ""
+        terminal.show(f"\nsession {why}: the log is marked cancelled (interrupted) and not scored{which}{where}")
         return INTERRUPTED
     sample = (log.samples or [None])[0]
     if log.status != "success" or sample is None:

@@ -41,7 +41,7 @@ HUMAN = "human"
 STOP = STOP_TOKENS[0]
 
 AGENT_COMMANDS = {
-    "/call": "/call TOOL {json}       call a tool with JSON arguments (Tab completes tool names)",
+    "/call": "/call TOOL {json}       call a tool with JSON arguments (or just TOOL {json}; Tab completes tool names)",
     "/decide": "/decide LABEL {json}   record your decision with the decision tool (LABEL: "
     + ", ".join(LABELS) + "; its other arguments as JSON)",
     "/tools": "/tools                 show the tools and their parameter schemas again",
@@ -148,7 +148,8 @@ class AgentInput:
         """Completions of the line typed so far: commands, then tool names or labels."""
         head, sep, rest = buffer.partition(" ")
         if not sep:
-            return sorted(c + " " for c in AGENT_COMMANDS if c.startswith(head.lower()))
+            return sorted([c + " " for c in AGENT_COMMANDS if c.startswith(head.lower())]
+                          + [n + " " for n in self.names if n.startswith(head)])
         if head.lower() == "/call" and " " not in rest:
             return sorted(f"{head} {n} " for n in self.names if n.startswith(rest))
         if head.lower() == "/decide" and " " not in rest:
@@ -172,6 +173,9 @@ class AgentInput:
         if not text:
             raise BadInput("type a message for the user, /call TOOL {json}, /decide LABEL {json}, or /help")
         if not text.startswith("/"):
+            name, args = name_and_json(text)
+            if name in self.names and args.startswith("{"):  # TOOL {json}: /call without the command
+                return self.call(name, parse_arguments(args, name))
             return ChatMessageAssistant(content=text, model=HUMAN)
         command, rest = split_command(text)
         if command in ("/help", "/tools", "/prompt"):
