@@ -5,16 +5,19 @@ lines scripted instead of typed (tests/test_play.py drives the terminal itself).
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import MINI, registered, run_eval
-from pibench_inspect.cli import main
 from pibench_inspect.conversation.human import HumanSeat
 from pibench_inspect.conversation.seats import seated
 from pibench_inspect.reports.logs import ReportInputError, load_logs
 from pibench_inspect.reports.report import analyse
+
+PIBENCH = str(Path(sys.executable).with_name("pibench"))
 
 
 class Lines:
@@ -62,7 +65,10 @@ def logs(tmp_path_factory) -> dict[str, Path]:
 
 def test_sessions_of_different_scenarios_are_one_human_row(logs, tmp_path):
     out = tmp_path / "report"
-    assert main(["report", str(logs["MINI_001_REFUND_OK"].parent), str(logs["oracle"]), "--out", str(out)]) == 0
+    r = subprocess.run([PIBENCH, "report", str(logs["MINI_001_REFUND_OK"].parent), str(logs["oracle"]),
+                        "--out", str(out), "--resamples", "100"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "report for human, oracle" in r.stdout
     human = json.loads((out / "results_human.json").read_text())
     assert human["participants"]["agent"] == "human"
     metrics = human["results"][0]["metrics"]
