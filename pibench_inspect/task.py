@@ -62,7 +62,8 @@ class TaskArgs(BaseModel):
     # card declares urn:pi-bench:policy-bootstrap:v1)
     agent_url: str | None = None
     agent_mode: Literal["auto", "stateless", "bootstrap"] = "auto"
-    user: Literal["llm", "scripted", "solo", "a2a"] = "llm"
+    # human: a person plays it (`pibench play`); agent=human likewise
+    user: Literal["llm", "scripted", "solo", "a2a", "human"] = "llm"
     user_url: str | None = None  # the simulated user over A2A (-T user=a2a)
     a2a_timeout: float = Field(default=120.0, gt=0)  # seconds per A2A request
     max_steps: int = Field(default=40, ge=2)
@@ -97,10 +98,10 @@ class TaskArgs(BaseModel):
     @field_validator("agent")
     @classmethod
     def _known_agent(cls, v: str) -> str:
-        if v not in ("model", "a2a") and v not in BUILTIN_AGENTS and ":" not in v:
+        if v not in ("model", "a2a", "human") and v not in BUILTIN_AGENTS and ":" not in v:
             raise ValueError(
-                f"expected 'model', 'a2a', one of {', '.join(BUILTIN_AGENTS)}, or module:ClassOrFactory "
-                f"implementing pibench_inspect.local.AgentProtocol; got {v!r}"
+                f"expected 'model', 'a2a', 'human' (pibench play), one of {', '.join(BUILTIN_AGENTS)}, or "
+                f"module:ClassOrFactory implementing pibench_inspect.local.AgentProtocol; got {v!r}"
             )
         return v
 
@@ -357,6 +358,11 @@ def run_tags(args: TaskArgs) -> list[str]:
 def pibench_task(domain: str | None, **task_args: Any) -> Task:
     """The Task for one domain (or every domain with `domain=None`)."""
     args = parse_args(task_args)
+    for role in ("agent", "user"):
+        if getattr(args, role) == "human":  # only `pibench play` seats a person
+            from .conversation.seats import require_seat
+
+            require_seat(role, "human")
     check_models(args)
     if ":" in args.agent:  # a module:Class agent: loadable, and its own preflight passes (credentials)
         from .local.adapter import check_agent

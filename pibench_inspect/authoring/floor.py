@@ -15,6 +15,41 @@ from ..scenario.catalog import ScenarioSet
 from ..scoring.metrics import COLUMNS
 
 
+# the other end of the scale: written after the tables (the generator keeps it, so the
+# committed file stays what `pibench floor` writes)
+HUMAN_BASELINES = """## Human baselines
+
+The floor above is what agents that do not reason score. A human baseline is the other end: what
+a person following the policy scores on the same scenarios, through the same engine, simulated
+user, limits and checks as a model. Each session is one scenario played with `pibench play`
+(README, "Playing a scenario yourself") and written as an ordinary Inspect log whose agent is
+`human`.
+
+To collect one:
+
+1. Choose the scenarios. Spread them over the columns and the families (a family's variants
+   are not independent, so two variants of one family tell less than two families), and do not
+   show the players the ids: a generated id names its case. `pibench play --random --domain D`
+   picks one at random and shows its id only at the end; `pibench_inspect.env.list_scenarios
+   ("test")` gives the held-out split, whose families no trained agent has seen.
+2. Give each player time to read the policy first (`/prompt` shows it again during a session),
+   then have them play as the agent, all into one folder:
+   `pibench play SCENARIO_ID --log-dir baselines/human/` (the scripted user by default; `--user
+   llm --model-role user=PROVIDER/MODEL` plays against the LLM user models are evaluated with).
+   They see what a model sees: the system prompt, the tools with their schemas, the user's
+   turns and the tool results; scores and checks are shown only when the conversation ends.
+3. Report them with the models' logs: `pibench report baselines/human/ logs/ --out results/`.
+   The sessions form one row of their own, `human` (a scenario played by several people, or
+   twice, counts as further trials of it), set beside each model; report.md says how many
+   sessions and scenarios the row holds. A session stopped with Ctrl-C or Ctrl-D is a log marked
+   cancelled, left out unless `--allow-partial` is given.
+
+People can also play the user against a model (`pibench play SCENARIO_ID --as user --model
+PROVIDER/MODEL`): those runs are reported as their own row, `MODEL [human user]`, never pooled
+with the model's runs against the simulated user.
+"""
+
+
 def floor_table(scenario_set: ScenarioSet, domains: list[str], progress=None) -> str:
     lines = [
         "# Baseline floor",
@@ -53,4 +88,4 @@ def floor_table(scenario_set: ScenarioSet, domains: list[str], progress=None) ->
             n = len(per[col][BASELINES[0]])
             lines.append(f"| {col} | {n} | " + " | ".join(cells) + " |")
         lines += ["", "Mutation gate: " + tally.lines()[0].split(": ", 1)[1] + "."]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + HUMAN_BASELINES

@@ -318,8 +318,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="parity: the original's roll-up; strict: ours; auto: the domain's default (default: the log's own)")
     rs.set_defaults(func=cmd_rescore)
     from .run import add_run_commands
+    from .play import add_play_command
 
     add_run_commands(sub)
+    add_play_command(sub)
     # A2A servers: their own argument parsers take the rest of the command line
     for name, what in (("serve-agent", "serve a protocol agent as an A2A purple agent"),
                        ("serve-user", "serve the simulated user over A2A"),

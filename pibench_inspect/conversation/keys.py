@@ -15,3 +15,4 @@ ORACLE_NOTES = "pibench:oracle_notes"
 AGENT_ERROR = "pibench:agent_error"
 USER_ERROR = "pibench:user_error"  # why a remote simulated user failed
 USER_CONFIG = "pibench:user_config"  # what the LLM user generated with (provenance)
+INTERRUPTED = "pibench:interrupted"  # a person stopped the session (pibench play): "ctrl-c" or "eof"

@@ -36,6 +36,7 @@ from ..scenario.model import Scenario, ToolNotCalled
 from ..local.adapter import AgentProtocolError
 from .agents import BUILTIN_AGENTS, ModelAgent, ScriptedAgent, builtin_agent
 from .prompts import benchmark_context, system_prompt
+from .seats import SEATED_AGENTS, SEATED_USERS, seated_agent, seated_user
 from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
 from .json_safe import display_arguments, json_safe_calls
 
@@ -121,6 +122,8 @@ def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1, se
 
         return A2AUser(config.user_url or "", scenario.user_simulation,
                        derive_seed(seed_base(config), seed_id or scenario.scenario_id, epoch - 1), config.a2a_timeout)
+    if config.user in SEATED_USERS:  # a person at a terminal (pibench play --as user)
+        return seated_user(config, scenario)
     if config.user == "scripted":
         return ScriptedUser(scenario.user_simulation)
     if config.user == "solo":
@@ -177,6 +180,8 @@ def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, e
         )
     if config.agent in BUILTIN_AGENTS:
         return builtin_agent(config.agent, domain, scenario)
+    if config.agent in SEATED_AGENTS:  # a person (pibench play) or an environment's policy
+        return seated_agent(config, scenario, domain)
     raise ValueError(
         f"-T agent={config.agent!r}: expected 'model' or one of {', '.join(BUILTIN_AGENTS)}"
     )

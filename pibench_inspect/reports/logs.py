@@ -15,6 +15,7 @@ from inspect_ai.log import EvalLog, read_eval_log
 
 LOG_SUFFIXES = (".eval", ".json")
 SCORER = "pibench_scorer"
+HUMAN = "human"  # -T agent=human / user=human: a person played it (`pibench play`)
 
 
 class ReportInputError(ValueError):
@@ -98,14 +99,22 @@ class LoadedLog:
         return dict(meta) if isinstance(meta, dict) else dict(self.log.eval.task_args or {})
 
     @property
+    def played_by_person(self) -> bool:
+        """A `pibench play` session: a person was the agent (`human`) or the user."""
+        return HUMAN in (self.args.get("agent"), self.args.get("user"))
+
+    @property
     def agent_id(self) -> str:
         """Built-in agents are named by themselves; the model under test by its model name. A run
         under an ablation is its own entry ("gpt-4o-mini [no_pressure]"): never pooled with the
-        agent's unablated runs, and compared with them side by side."""
+        agent's unablated runs, and compared with them side by side. People playing the agent are
+        one entry, `human` (the human baseline); a model a person played the user against is its
+        own entry ("gpt-4o-mini [human user]"), apart from its runs against the simulated user."""
         agent = self.args.get("agent", "model")
         name = str(self.log.eval.model) if agent == "model" else str(agent)
         ablation = self.args.get("ablation")
-        return f"{name} [{ablation}]" if ablation else name
+        name = f"{name} [{ablation}]" if ablation else name
+        return f"{name} [human user]" if self.args.get("user") == HUMAN else name
 
 
 def _read(path: Path) -> EvalLog:

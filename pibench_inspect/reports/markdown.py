@@ -55,6 +55,25 @@ def status_line(a: AgentResult) -> str:
     return line + "\n"
 
 
+def played_by_people(a: AgentResult) -> bool:
+    return bool(a.logs) and all(x.played_by_person for x in a.logs)
+
+
+def people_note(a: AgentResult) -> str:
+    """Runs a person played (`pibench play`) are a baseline row of their own: say so."""
+    if not played_by_people(a):
+        return ""
+    played = len({r["scenario_id"] for r in a.rows})
+    what = ("**Human baseline:** {n} `pibench play` session(s) of people playing the agent" if a.agent == "human"
+            else "**Against people:** {n} `pibench play` session(s) of people playing the user against this agent")
+    return (what.format(n=len(a.logs)) + f", on {played} scenario(s). A session is one scenario, so these scores "
+            "describe the scenarios played, not the whole set (see docs/baselines.md, Human baselines).\n")
+
+
+def column_name(a: AgentResult) -> str:
+    return "human (baseline)" if played_by_people(a) and a.agent == "human" else a.agent
+
+
 def user_cell(user: dict[str, Any]) -> str:
     """The simulated user and, for an LLM user, the settings it actually generated with."""
     name = ", ".join(user["models"]) or user["mode"]
@@ -210,7 +229,7 @@ def usage_md(a: AgentResult) -> str:
 
 
 def agent_section(a: AgentResult, heading: str) -> str:
-    parts = [f"{heading} {a.agent}\n", status_line(a), "### Provenance\n", provenance_md(a)]
+    parts = [f"{heading} {a.agent}\n", status_line(a), people_note(a), "### Provenance\n", provenance_md(a)]
     if not any(r["status"] == "completed" for r in a.rows):
         parts.append(f"\nLeaderboard payload: `{a.files.get('results')}` (all runs errored or none).\n")
         return "\n".join(parts)
@@ -237,7 +256,7 @@ def comparison(results: list[AgentResult]) -> str:
     rows = [[k.replace("_", " ")] + [
         (f"{a.ci[k]['value']:.3f} [{a.ci[k]['low']:.2f}, {a.ci[k]['high']:.2f}]" if k in a.ci else "—") for a in results]
         for k in keys]
-    return table(["statistic", *(a.agent for a in results)], rows)
+    return table(["statistic", *(column_name(a) for a in results)], rows)
 
 
 def runs_table(results: list[AgentResult]) -> str:

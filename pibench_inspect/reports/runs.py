@@ -90,14 +90,19 @@ def _parts(logs: list[LoadedLog]) -> list[tuple[list[LoadedLog], frozenset[str]]
 
 def group_runs(logs: list[LoadedLog]) -> list[Run]:
     """Group a folder's logs into runs: same task, agent, model, settings and scenarios (ids and
-    scenario-set content). Several logs of one run are its trials (their epochs add up); a log
+    scenario-set content; people's play sessions are pooled whatever scenario each played). Several logs of one run are its trials (their epochs add up); a log
     folder that mixes a full run, a one-domain run and a `--sample-id` subset is three runs,
     each reported. Labels name each run, adding only what tells runs of one agent apart."""
     runs: dict[tuple[Any, ...], Run] = {}
     for xs, ids in _parts(logs):
         x = xs[0]
         run = Run(x.agent_id, task_name(x), str(x.log.eval.model), settings(x), scenario_set_hash(x), ids)
-        runs.setdefault(run.key, run).logs.extend(xs)
+        # a person's `pibench play` sessions are one scenario each: together they are one run of
+        # the scenarios played (the same scenario played again is a further trial)
+        key = run.key[:-1] + ("played by people",) if x.played_by_person else run.key
+        same = runs.setdefault(key, run)
+        same.logs.extend(xs)
+        same.ids = same.ids | ids
     out = list(runs.values())
     label_runs(out)
     return out
