@@ -240,7 +240,7 @@ def test_a_folder_of_different_runs_reports_each_and_compares_those_on_the_same_
     runs = md.split("## Runs")[1].split("##")[0]
     assert "| oracle (3 scenarios) | pibench | oracle | none/none | 3 | 2 | 1 |" in runs
     assert "| oracle (1 scenario) | pibench | oracle | none/none | 1 | 1 | 1 |" in runs
-    compared = md.split("## Agents compared")[1].split("> **Note:**")[0]
+    compared = md.split("## Agents compared")[1].split("## Agent:")[0]
     assert "On the same 3 scenarios: oracle (3 scenarios), pushover." in compared
     assert "| overall score | 1.000" in compared and "oracle (1 scenario)" not in compared
     subset_payload = json.loads((out / "results_oracle_1_scenario.json").read_text())

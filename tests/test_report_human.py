@@ -14,7 +14,7 @@ import pytest
 from conftest import MINI, registered, run_eval
 from pibench_inspect.conversation.human import HumanSeat
 from pibench_inspect.conversation.seats import seated
-from pibench_inspect.reports.logs import ReportInputError, load_logs
+from pibench_inspect.reports.logs import load_logs
 from pibench_inspect.reports.report import analyse
 
 PIBENCH = str(Path(sys.executable).with_name("pibench"))
@@ -75,7 +75,10 @@ def test_sessions_of_different_scenarios_are_one_human_row(logs, tmp_path):
     assert metrics["total_scenarios"] == 2 and metrics["completed"] == 2
     assert (out / "results_oracle.json").exists()
     md = (out / "report.md").read_text()
-    assert "| statistic | human (baseline) | oracle |" in md
+    runs = md.split("## Runs")[1].split("\n## ")[0]
+    assert "| human (baseline) | pibench | human | none/none | 2 | 1 | 2 |" in runs
+    # the people played 2 of the oracle's 3 scenarios: not side by side, but said how to pair them
+    assert "human and oracle share 2 of their 2 and 3 scenarios: `pibench compare`" in md
     assert "**Human baseline:** 2 `pibench play` session(s) of people playing the agent, on 2 scenario(s)" in md
 
 
@@ -89,13 +92,14 @@ def test_the_same_scenario_played_again_is_a_further_trial(logs, tmp_path):
     assert passed == {("MINI_001_REFUND_OK", 0): True, ("MINI_001_REFUND_OK", 1): True, ("MINI_002_FINAL_SALE", 0): False}
 
 
-def test_model_runs_of_different_scenarios_are_still_refused(tmp_path):
+def test_model_runs_of_different_scenarios_stay_two_runs(tmp_path):
     a = run_eval(registered(scenarios="MINI_001_REFUND_OK", source=str(MINI), agent="oracle", user="scripted"),
                  log_dir=str(tmp_path / "a"))
     b = run_eval(registered(scenarios="MINI_002_FINAL_SALE", source=str(MINI), agent="oracle", user="scripted"),
                  log_dir=str(tmp_path / "b"))
-    with pytest.raises(ReportInputError, match="ran different scenarios"):
-        analyse(load_logs([a.location, b.location]), resamples=20)
+    # only people's sessions pool across scenarios: a model's runs of different scenarios are two runs
+    results = analyse(load_logs([a.location, b.location]), resamples=20)
+    assert sorted(sorted(x.run.ids) for x in results) == [["MINI_001_REFUND_OK"], ["MINI_002_FINAL_SALE"]]
 
 
 def test_a_person_playing_the_user_is_its_own_row(tmp_path):

@@ -265,7 +265,7 @@ def runs_table(results: list[AgentResult]) -> str:
     for a in results:
         run = a.run
         trials = max((r["trial"] for r in a.rows), default=-1) + 1
-        rows.append([a.agent, run.task if run else "—", run.agent if run else a.agent, run.model if run else "—",
+        rows.append([column_name(a), run.task if run else "—", run.agent if run else a.agent, run.model if run else "—",
                      len(run.ids) if run else len({r["scenario_id"] for r in a.rows}), trials, len(a.logs)])
     return table(["run", "task", "agent", "model", "scenarios", "trials", "logs"], rows)
 
@@ -275,6 +275,8 @@ def render(results: list[AgentResult], groups: list[list[AgentResult]] | None = 
     """The report: with several runs, a table of them, each group of runs on the same scenarios
     side by side, then each run."""
     out = ["# pi-bench report\n"]
+    # what was left out or cannot be compared is said first, whatever the number of runs
+    out += [f"> **Note:** {n}\n" for n in notes or []]
     if len(results) == 1:
         out.append(agent_section(results[0], "## Agent:"))
         return "\n".join(out)
@@ -289,6 +291,5 @@ def render(results: list[AgentResult], groups: list[list[AgentResult]] | None = 
             out.append(f"\n![agents compared]({chart})\n")
     if not groups:
         out.append("No two runs ran the same scenarios, so none are compared side by side.\n")
-    out += [f"> **Note:** {n}\n" for n in notes or []]
     out += [agent_section(a, "## Agent:") for a in results]
     return "\n".join(out)
