@@ -18,7 +18,7 @@ from .pibench import pibench
 from .providers import litellm
 from .reports.console import RunSummary  # the end-of-run error summary (an Inspect hook)
 from .retail import pibench_retail
-from .run_check import RunCheck  # a run that lost samples exits non-zero (an Inspect hook)
+from .runtime.run_check import RunCheck  # a run that lost samples exits non-zero (an Inspect hook)
 from .scoring.metrics import columns, domains, event_flags, headline, repeatability, robustness
 from .scoring.scorer import pibench_scorer
 

@@ -76,7 +76,7 @@ TASK_DOMAINS = ("finra", "retail", "helpdesk")
 def cmd_run(args: argparse.Namespace) -> int:
     from inspect_ai import eval as inspect_eval
 
-    from .. import run_check
+    from ..runtime import run_check
 
     run_check.enforce()  # a run that loses samples says so and exits 1 (and the process always exits)
 

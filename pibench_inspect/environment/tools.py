@@ -10,7 +10,7 @@ from inspect_ai.tool import ToolDef, ToolError, ToolParams
 from ..domain.catalog import ToolSpec
 from ..domain.loader import Domain
 from ..scenario.model import Scenario
-from ..workers import TOOL_POOL, PoolExhausted
+from ..runtime.workers import TOOL_POOL, PoolExhausted
 from .effects import ToolCallError, execute
 from .once import PerObject
 from .state import StateDB

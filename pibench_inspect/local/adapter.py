@@ -15,7 +15,7 @@ Whatever the agent's code does is its own outcome (issue 25): any BaseException 
 rendered, a reply the log cannot record (unrecordable: too deep, an integer too large to write,
 a value that holds itself), or an operation that does not return within its deadline (Inspect's
 `--timeout`, else OPERATION_SECONDS) ends the sample as `agent_error` with the reason. A
-blocked operation's thread is abandoned: the workers are daemon threads (pibench_inspect.workers),
+blocked operation's thread is abandoned: the workers are daemon threads (pibench_inspect.runtime.workers),
 so the process still exits when the run ends.
 """
 
@@ -36,7 +36,7 @@ from .protocol import AgentProtocol
 
 from ..conversation.json_safe import describe_error, unrecordable
 from ..conversation.users import STOP_TOKENS
-from ..workers import AGENT_POOL, PoolExhausted
+from ..runtime.workers import AGENT_POOL, PoolExhausted
 CALL_KEYS = {"id", "name", "arguments", "requestor"}
 
 __all__ = ["AgentProtocolError", "AgentUnavailable", "ProtocolAgent", "check_agent", "load_agent", "to_inspect"]

@@ -48,7 +48,7 @@ class Progress(Hooks):
         return _channel is not None
 
     async def on_task_start(self, data: TaskStart) -> None:
-        from ...run_check import expected_samples  # --sample-id narrows the dataset after the spec
+        from ...runtime.run_check import expected_samples  # --sample-id narrows the dataset after the spec
 
         self.total = expected_samples(data.spec)
         self.completed = 0
@@ -123,7 +123,7 @@ def run(plan: dict[str, Any]) -> int:
         emit({"event": "done", "log": None, "status": "error", "error": "Inspect returned no log"})
         return 1
     log = logs[0]
-    from ...run_check import log_problem
+    from ...runtime.run_check import log_problem
     from ..wire import error_kind
 
     # a log that ended `success` but holds fewer samples than asked for lost some: not a result
