@@ -46,6 +46,10 @@ from .serving import build_app as build_app_with
 KINDS = ("scripted", "llm")
 
 
+class UserModelStopped(Exception):
+    """The LLM user's model stopped without a line to say (conversation/termination.py)."""
+
+
 def _scenario(value: Any, where: str) -> UserSimulation:
     if not isinstance(value, dict):
         raise RequestProblem(f"{where} must be a user_simulation object, got {type(value).__name__}")
@@ -126,6 +130,10 @@ class UserSimulator:
             history.append({"role": "assistant", "content": said})
         user = self._user(sim, turn, seed)
         reply = await user.next(_chat(history))
+        if reply.error:
+            # the simulator's model stopped (overflow, refusal, nothing): a failed task, which
+            # the benchmark side records as user_error with this reason
+            raise UserModelStopped(reply.error)
         # the wire carries the line as said, stop token included; the client splits it again
         content = " ".join(x for x in (reply.text, reply.stop) if x)
         if reply.text:

@@ -13,5 +13,6 @@ USER_MODEL = "pibench:user_model"
 AGENT = "pibench:agent"
 ORACLE_NOTES = "pibench:oracle_notes"
 AGENT_ERROR = "pibench:agent_error"
-USER_ERROR = "pibench:user_error"  # why a remote simulated user failed
+USER_ERROR = "pibench:user_error"  # why the simulated user failed (its model stopped, a remote user broke)
+STOP_DETAIL = "pibench:stop_detail"  # how the agent's model stopped (agent_overflow, agent_content_filter, agent_empty)
 USER_CONFIG = "pibench:user_config"  # what the LLM user generated with (provenance)
