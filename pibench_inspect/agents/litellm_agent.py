@@ -125,10 +125,10 @@ class LiteLLMAgent:
     def _unavailable(self, err: Exception) -> AgentUnavailable:
         """The provider's own message, without the chain: Inspect renders a sample error's
         traceback, and LiteLLM's nested one took seconds to format per failed sample."""
-        last = getattr(err, "last_attempt", None)  # Inspect gave up retrying (tenacity RetryError)
-        if last is not None and last.exception() is not None:
-            err = last.exception()
-        return AgentUnavailable(f"the LiteLLM agent's model {self.model_name} failed: {type(err).__name__}: {err}")
+        from ..reports.causes import error_cause
+
+        # Inspect gave up retrying (tenacity RetryError): the cause under it, in one line
+        return AgentUnavailable(f"the LiteLLM agent's model {self.model_name} failed: {error_cause(err)}")
 
     def model(self) -> Any:
         """This agent's Inspect model, `litellm/<model_name>` with the agent's LiteLLM arguments."""

@@ -158,7 +158,9 @@ class ModelJudge:
             try:
                 out = await self.model.generate(messages, config=self.config)  # type: ignore[union-attr]
             except Exception as err:  # no key, timeout after Inspect's retries, provider error
-                return None, f"{type(err).__name__}: {err}"
+                from ..reports.causes import error_cause
+
+                return None, error_cause(err)
             stopped = model_stop(out)
             if stopped in ("model_length", "content_filter"):
                 # the same request would stop the same way: no retry
