@@ -9,6 +9,7 @@ from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage, get_model
 from conftest import MINI, run_eval, sample_scores
 from helpers_trace import trace
 from pibench_inspect.checks.judge import JUDGE_MAX_TOKENS, ModelJudge, judged_text, parse_answer, parse_verdict_word
+from pibench_inspect.conversation.users import USER_MAX_TOKENS
 from pibench_inspect.scenario.model import NLJudge
 from conftest import registered
 
@@ -144,7 +145,7 @@ def test_the_grader_roles_own_config_overrides_the_judges_bounds():
     assert event.config.max_tokens == 40 and event.config.temperature == 0.3
 
 
-def test_attempt_timeout_reaches_the_judge_and_the_user_simulator():
+def test_attempt_timeout_reaches_the_judge_and_the_user_simulator_and_the_user_is_bounded():
     log = run_eval(task(), model_roles={"grader": grader('{"answer": "YES", "reason": "ok"}')}, attempt_timeout=45)
     (event,) = grader_events(log)
     assert event.config.attempt_timeout == 45
@@ -153,6 +154,7 @@ def test_attempt_timeout_reaches_the_judge_and_the_user_simulator():
                    model_roles={"user": user}, attempt_timeout=45)
     (event,) = [e for e in log.samples[0].events if e.event == "model" and e.role == "user"]
     assert event.config.attempt_timeout == 45
+    assert event.config.max_tokens == USER_MAX_TOKENS == 256  # one to three sentences, not a ramble
 
 
 def test_a_cut_off_answer_is_retried_with_the_reason():

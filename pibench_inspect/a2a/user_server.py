@@ -36,7 +36,7 @@ from inspect_ai.model import (
 from pydantic import ValidationError
 from starlette.applications import Starlette
 
-from ..conversation.users import LLMUser, ScriptedUser
+from ..conversation.users import USER_MAX_TOKENS, LLMUser, ScriptedUser
 from ..scenario.model import UserSimulation
 from .numbers import NotWholeNumber, optional_whole_number, whole_number
 from .serving import JsonExecutor, RequestProblem, agent_card
@@ -146,7 +146,8 @@ class UserSimulator:
         if self.kind == "scripted":
             return ScriptedUser(sim, _turn=turn)
         assert self.model is not None
-        return LLMUser(sim, self.model, self.max_turns, GenerateConfig(temperature=0.0, seed=seed), _turn=turn)
+        return LLMUser(sim, self.model, self.max_turns,
+                       GenerateConfig(temperature=0.0, seed=seed, max_tokens=USER_MAX_TOKENS), _turn=turn)
 
 
 def build_app(

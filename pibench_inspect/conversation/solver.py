@@ -38,7 +38,7 @@ from ..scenario.model import Scenario, ToolNotCalled
 from ..local.adapter import AgentProtocolError
 from .agents import BUILTIN_AGENTS, ModelAgent, ScriptedAgent, builtin_agent
 from .prompts import benchmark_context, system_prompt
-from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
+from .users import SOLO_DONE, STOP_TOKENS, USER_MAX_TOKENS, LLMUser, ScriptedUser, SoloUser
 from .json_safe import json_safe_calls
 
 from .keys import (  # noqa: F401  (re-exported: tests and reports import them from here)
@@ -142,7 +142,8 @@ def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1, se
 
 def user_generate_config(config: ConversationConfig, model: Any, scenario: Scenario, epoch: int) -> GenerateConfig:
     """-T user_temperature / user_seed when given, else the role's own settings, else
-    temperature 0 and the seed the original derived per scenario and trial (as remote parties get)."""
+    temperature 0 and the seed the original derived per scenario and trial (as remote parties get);
+    the role's max_tokens and attempt_timeout, else USER_MAX_TOKENS and the run's --attempt-timeout."""
     from ..scoring.payload import derive_seed
 
     role = model.config
@@ -155,7 +156,8 @@ def user_generate_config(config: ConversationConfig, model: Any, scenario: Scena
     # Inspect hands a role model --max-retries and --timeout, not --attempt-timeout: without it
     # one hung call of the simulator could hold the sample for as long as --timeout allows
     attempt_timeout = role.attempt_timeout if role.attempt_timeout is not None else active_generate_config().attempt_timeout
-    return GenerateConfig(temperature=temperature, seed=seed, attempt_timeout=attempt_timeout)
+    max_tokens = role.max_tokens if role.max_tokens is not None else USER_MAX_TOKENS
+    return GenerateConfig(temperature=temperature, seed=seed, attempt_timeout=attempt_timeout, max_tokens=max_tokens)
 
 
 def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, epoch: int = 1,

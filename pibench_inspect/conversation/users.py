@@ -21,6 +21,9 @@ from ..scenario.model import Fact, UserSimulation
 from .termination import model_stop, stop_detail
 
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+# a user writes one to three sentences: the LLM user's output budget unless its role sets one
+# (a weak model would otherwise ramble to the end of its context at every turn)
+USER_MAX_TOKENS = 256
 
 
 @dataclass
