@@ -145,6 +145,20 @@ def test_the_grader_roles_own_config_overrides_the_judges_bounds():
     assert event.config.max_tokens == 40 and event.config.temperature == 0.3
 
 
+def test_the_model_under_test_judging_keeps_the_judges_bounds_not_the_agents():
+    # unbound, the model under test judges: its config holds the agent's --temperature and
+    # --max-tokens, which must not reach the judge (it stays at temperature 0 and 256 tokens)
+    answer = ModelOutput.from_content("mockllm/model", '{"answer": "YES", "reason": "ok"}')
+    answer.usage = USAGE
+    # by name, as `inspect eval --model M --temperature 0.9 --max-tokens 3000` resolves it
+    log = run_eval(task(), model="mockllm/model", model_args={"custom_outputs": [answer]},
+                   temperature=0.9, max_tokens=3000)
+    check, _ = nl(sample_scores(log))
+    assert check["passed"] is True
+    (event,) = [e for e in log.samples[0].events if e.event == "model"]  # the oracle agent calls no model
+    assert event.config.temperature == 0.0 and event.config.max_tokens == JUDGE_MAX_TOKENS
+
+
 def test_attempt_timeout_reaches_the_judge_and_the_user_simulator_and_the_user_is_bounded():
     log = run_eval(task(), model_roles={"grader": grader('{"answer": "YES", "reason": "ok"}')}, attempt_timeout=45)
     (event,) = grader_events(log)

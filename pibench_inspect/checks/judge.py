@@ -101,13 +101,16 @@ def verdict_detail(check: NLJudge, answer: str, reason: str) -> str:
     return f"llm_judge: question='{shown}' expected={check.expected_answer}, got={answer}, reason={reason}"
 
 
-def judge_config(model: Model) -> GenerateConfig:
-    """What the judge generates with: the grader role's own temperature, max_tokens and
+def judge_config(role: GenerateConfig | None) -> GenerateConfig:
+    """What the judge generates with: a bound grader role's own temperature, max_tokens and
     attempt_timeout when it sets them, else temperature 0, JUDGE_MAX_TOKENS and the run's
-    --attempt-timeout (Inspect hands a role model only --max-retries and --timeout)."""
+    --attempt-timeout (Inspect hands a role model only --max-retries and --timeout).
+
+    `role` is None when the grader role is unbound and the model under test judges: its config
+    then holds the agent's --temperature and --max-tokens, which are not the judge's."""
     from inspect_ai.model._generate_config import active_generate_config
 
-    role = model.config
+    role = role or GenerateConfig()
     return GenerateConfig(
         temperature=role.temperature if role.temperature is not None else 0.0,
         max_tokens=role.max_tokens if role.max_tokens is not None else JUDGE_MAX_TOKENS,

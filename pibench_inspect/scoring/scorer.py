@@ -103,14 +103,16 @@ def grader(mode: str) -> tuple[ModelJudge | None, str]:
     if mode == "off":
         return None, "not_scored: -T judge=off"
     model = get_model(role="grader", default="none/none")
-    if is_none_model(model):
+    bound = not is_none_model(model)
+    if not bound:
         model = get_model()
     if is_none_model(model):
         if mode == "auto":
             return None, "not_scored: no grader model (bind --model-role grader=PROVIDER/MODEL)"
         return ModelJudge(None, unavailable="no grader model: bind --model-role grader=PROVIDER/MODEL"), "scored"
-    # role models do not inherit the task's generate config: set the judge's explicitly
-    return ModelJudge(model, judge_config(model)), "scored"
+    # role models do not inherit the task's generate config: set the judge's explicitly (a bound
+    # role's own settings win; the model under test's are the agent's, not the judge's)
+    return ModelJudge(model, judge_config(model.config if bound else None)), "scored"
 
 
 @scorer(metrics=ALL_METRICS)
