@@ -235,3 +235,17 @@ def test_pooling_different_scenario_sets_is_refused_and_comparisons_say_so(logs,
     # the participant id of the leaderboard payload
     assert main(["report", str(logs["pushover"]), "--out", str(tmp_path / "ab"), "--agentbeats-id", "abc-123"]) == 0
     assert json.loads((tmp_path / "ab" / "results.json").read_text())["participants"]["agent"] == "abc-123"
+
+
+def test_provenance_says_what_the_judge_ran_with():
+    from pibench_inspect.checks.judge import JUDGE_MAX_TOKENS
+    from pibench_inspect.reports.provenance import judge_settings
+
+    run = {"temperature": 0.9, "max_tokens": 3000, "attempt_timeout": 60, "seed": 7}
+    # unbound: the model under test judges with the run's settings, but the judge's own bounds
+    assert judge_settings(None, run) == {**run, "temperature": 0.0, "max_tokens": JUDGE_MAX_TOKENS}
+    # a bound grader role: its own settings, the judge's defaults for what it leaves out, the run's --attempt-timeout
+    role = {"model": "openai/gpt-4o-mini", "config": {"max_tokens": 40}}
+    assert judge_settings(role, run) == {"max_tokens": 40, "temperature": 0.0, "attempt_timeout": 60}
+    role = {"model": "openai/gpt-4o-mini", "config": {"temperature": 0.3, "attempt_timeout": 20}}
+    assert judge_settings(role, run) == {"temperature": 0.3, "attempt_timeout": 20, "max_tokens": JUDGE_MAX_TOKENS}
