@@ -61,7 +61,9 @@ def test_inspect_model_path(monkeypatch):
     with serve(standin) as url:
         monkeypatch.setenv("STANDIN_BASE_URL", url)
         monkeypatch.setenv("STANDIN_API_KEY", "x")
-        log = run_eval(task(), model="openai-api/standin/small-model")
+        # a model name of its own: Inspect memoizes models by name, and another test's standin (a
+        # closed port by now) under the same name would be retried without end
+        log = run_eval(task(), model="openai-api/standin/malformed-calls-model", max_retries=1)
     assert_same_outcome(log)
     assert any(BAD in c for c in tool_results_sent(standin.bodies[1:2]))  # the next request carried it
 

@@ -120,7 +120,9 @@ def test_overflow_through_the_openai_compatible_provider(monkeypatch):
     with serve(standin) as url:
         monkeypatch.setenv("STANDIN_BASE_URL", url)
         monkeypatch.setenv("STANDIN_API_KEY", "x")
-        log = run_eval(task(user="scripted", judge="off"), model="openai-api/standin/small-model")
+        # a model name of its own: Inspect memoizes models by name, and another test's standin (a
+        # closed port by now) under the same name would be retried without end
+        log = run_eval(task(user="scripted", judge="off"), model="openai-api/standin/overflow-model", max_retries=1)
     (sample,) = log.samples
     assert sample.error is None and sample.store[TERMINATION] == "agent_overflow"
     assert "maximum context length is 8192 tokens" in sample.store[STOP_DETAIL]
