@@ -5,8 +5,11 @@
 
 It sleeps `latency` seconds per request (so concurrency shows in wall time), counts requests in
 flight (`max_in_flight` is the most seen at once), and answers with a fixed text (`reply`), a
-tool call with arguments that are not JSON (`bad_arguments`), or an HTTP error (`status`, e.g.
-500 or 401) in OpenAI's error format. Every answer carries `usage`.
+tool call with arguments that are not JSON (`bad_arguments`: every request with tools;
+`bad_first=N`: the first N of them), the refusal a server gives a prompt longer than its context
+(`overflow`: HTTP 400, code `context_length_exceeded`, as OpenAI and llama.cpp's server send it),
+or an HTTP error (`status`, e.g. 500 or 401) in OpenAI's error format. Every answer carries
+`usage`; `bodies` keeps every request body.
 """
 
 from __future__ import annotations
@@ -25,11 +28,16 @@ START_TIMEOUT = 10.0
 
 class OpenAIStandin:
     def __init__(self, latency: float = 1.0, reply: str = "Understood, I have noted that.",
-                 status: int | None = None, bad_arguments: bool = False) -> None:
+                 status: int | None = None, bad_arguments: bool = False, bad_first: int = 0,
+                 overflow: bool = False) -> None:
         self.latency = latency
         self.reply = reply
         self.status = status
         self.bad_arguments = bad_arguments
+        self.bad_first = bad_first
+        self.bad_sent = 0
+        self.overflow = overflow
+        self.bodies: list[dict] = []
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -47,6 +55,7 @@ class OpenAIStandin:
             await _send(send, 404, {"error": {"message": f"no route {scope['path']}", "type": "not_found"}})
             return
         body = json.loads(b"".join(chunks) or b"{}")
+        self.bodies.append(body)
         self.requests += 1
         self.models.append(str(body.get("model")))
         self.in_flight += 1
@@ -55,6 +64,12 @@ class OpenAIStandin:
             await asyncio.sleep(self.latency)
         finally:
             self.in_flight -= 1
+        if self.overflow:
+            await _send(send, 400, {"error": {
+                "message": "This model's maximum context length is 8192 tokens. However, you requested "
+                           f"{9000 + self.requests} tokens. Please reduce the length of the messages.",
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+            return
         if self.status:
             kind = "authentication_error" if self.status == 401 else "server_error"
             await _send(send, self.status, {"error": {"message": f"stand-in answers {self.status}", "type": kind}})
@@ -63,7 +78,9 @@ class OpenAIStandin:
 
     def completion(self, body: dict) -> dict:
         message: dict[str, Any] = {"role": "assistant", "content": self.reply}
-        if self.bad_arguments and body.get("tools"):
+        bad = self.bad_arguments or self.bad_sent < self.bad_first
+        if bad and body.get("tools"):
+            self.bad_sent += 1
             name = body["tools"][0]["function"]["name"]
             message = {"role": "assistant", "content": None, "tool_calls": [
                 {"id": f"call_{self.requests}", "type": "function",

@@ -1,8 +1,9 @@
 """A hostile or failing purple agent, on real loopback servers (issue 17 item 11, issue 14 item 1).
 
-Whatever an agent that answered sends (100k-deep JSON, NaN, a megabyte of error text, a redirect,
+Whatever an agent that answered sends (100k-deep JSON, a megabyte of error text, a redirect,
 a reply too large) ends that sample as the agent's own scored `agent_error`, never as a sample
-error that would leave it out of the scores. An agent that cannot be reached or does not answer
+error that would leave it out of the scores; tool-call arguments that cannot be read (100k-deep,
+NaN) are malformed calls, sent back to it as tool errors, as on every agent path. An agent that cannot be reached or does not answer
 in time (nothing listening, 5xx after retries, the per-turn deadline passed, however steadily it
 trickles) is an infrastructure failure: an Inspect sample error, which --retry-on-error retries.
 """
@@ -87,25 +88,36 @@ def hostile_app(posts: Counter | None = None, failures: int = 0):
 
 AGENT_ERRORS = {
     "deep": "nested deeper than 100 levels",
-    "deep_arguments": "arguments are not valid JSON: nested deeper than 100 levels",
-    "nan": "arguments are not valid JSON",
     "long_error": "returned JSON-RPC error -32000: xxx",
     "redirect": "answered HTTP 307 (redirects are not followed)",
     "huge": f"larger than {MAX_REPLY_BYTES} bytes",
 }
+# a tool call whose arguments cannot be read is no protocol break but a malformed call, as on
+# every agent path (conversation/tool_calls.py): a tool error the agent is sent, never run
+MALFORMED = ("deep_arguments", "nan")
 
 
 def test_whatever_an_agent_answers_is_its_own_scored_outcome(tmp_path):
-    kinds = sorted(AGENT_ERRORS)
+    from inspect_ai.model import ChatMessageTool
+
+    kinds = sorted([*AGENT_ERRORS, *MALFORMED])
     source = mini_copies(tmp_path, len(kinds), "HOSTILE", marked(kinds))
     with serve(hostile_app()) as url:
         log = run_eval(registered(source=str(source), agent="a2a", agent_url=url, user="scripted",
-                                    judge="off"), log_dir=str(tmp_path / "logs"))
+                                    judge="off", max_steps=6), log_dir=str(tmp_path / "logs"))
     assert log.status == "success", log.error
     assert len(log.samples) == len(kinds)
     for sample in log.samples:
         kind = kinds[int(str(sample.id).rsplit("_", 1)[1])]
         assert sample.error is None, (kind, sample.error)  # scored, not left out as an error
+        if kind in MALFORMED:
+            # this purple repeats its call whatever it is told, so the run ends at the step limit
+            assert AGENT_ERROR not in sample.store and sample.store[TERMINATION] == "max_steps", kind
+            errors = [m.error for m in sample.messages if isinstance(m, ChatMessageTool)]
+            assert errors and all(e is not None and e.type == "parsing" for e in errors), (kind, errors)
+            assert all(len(e.message) < 20_000 for e in errors), kind  # bounded, whatever was sent
+            assert sample.scores["pibench_scorer"].metadata["malformed_calls"] == len(errors), kind
+            continue
         assert sample.store[TERMINATION] == "agent_error", kind
         reason = sample.store[AGENT_ERROR]
         assert AGENT_ERRORS[kind] in reason, (kind, reason)

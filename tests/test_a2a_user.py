@@ -23,6 +23,7 @@ from pibench_inspect.a2a.serving import RecentTaskStore
 from pibench_inspect.a2a.user_server import build_app, main
 from pibench_inspect.a2a.wire import A2AError, data_part, first_data, text_part
 from pibench_inspect.conversation.solver import GREETING, TERMINATION, USER_MODEL
+from pibench_inspect.conversation.users import USER_MAX_TOKENS
 from conftest import registered
 
 SIM = {
@@ -348,6 +349,7 @@ def test_llm_kind_carries_the_conversation_and_stops_after_max_turns():
         ("user", "Service representative says:\nWhy?"), ("assistant", "reply 1"),
         ("user", "Service representative says:\nBecause.")]
     assert (calls[0][1].seed, config.seed, config.temperature) == (5, 11, 0.0)  # request seed wins
+    assert config.max_tokens == USER_MAX_TOKENS  # a few sentences, as in-process (a weak model rambles)
 
 
 def test_llm_kind_needs_a_model(capsys):

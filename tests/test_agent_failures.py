@@ -3,8 +3,8 @@
 Through `inspect eval` as a user runs it: a missing API key stops the run before it starts, with
 one line; an endpoint nobody listens on ends each sample as an Inspect sample error (retried by
 `--retry-on-error`, tolerated by `--no-fail-on-error`, out of the scores), where it used to be
-scored as the agent's own `agent_error` with compliance 0. A malformed answer from a model that
-did answer stays a scored agent_error.
+scored as the agent's own `agent_error` with compliance 0. A malformed call from a model that
+did answer is its own scored outcome (a tool error it sees).
 """
 
 from __future__ import annotations
@@ -73,14 +73,16 @@ def test_unreachable_agent_is_a_sample_error_not_a_score(tmp_path):
         assert not sample.scores  # kept out of the scores, not a 0
 
 
-def test_malformed_answer_stays_a_scored_agent_error(tmp_path):
+def test_a_model_that_keeps_sending_malformed_calls_is_scored_not_an_error(tmp_path):
+    """Every call malformed: each is a tool error the model sees (tests/test_malformed_calls.py),
+    the run ends at -T max_steps and is scored; the model answered, so it is no outage."""
     standin = OpenAIStandin(latency=0, bad_arguments=True)
     with serve(standin) as url:
-        log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", user="scripted",
-                                  agent=LITELLM_AGENT,
+        log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", user="scripted", max_steps=7,
+                                  agent=LITELLM_AGENT, judge="off",
                                   agent_args={"model_name": "openai/standin", "api_base": url, "api_key": "x"}),
                        log_dir=str(tmp_path))
     sample = log.samples[0]
-    assert sample.error is None
-    assert sample.store[TERMINATION] == "agent_error" and "not JSON" in sample.store[AGENT_ERROR]
-    assert sample.scores["pibench_scorer"].metadata["termination"] == "agent_error"
+    assert sample.error is None and AGENT_ERROR not in sample.store
+    score = sample.scores["pibench_scorer"]
+    assert score.metadata["termination"] == "max_steps" and score.metadata["malformed_calls"] == 3

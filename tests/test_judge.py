@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage, get_model
 
 from conftest import MINI, run_eval, sample_scores
 from helpers_trace import trace
-from pibench_inspect.checks.judge import ModelJudge, judged_text, parse_answer
+from pibench_inspect.checks.judge import JUDGE_MAX_TOKENS, ModelJudge, judged_text, parse_answer, parse_verdict_word
+from pibench_inspect.conversation.users import USER_MAX_TOKENS
 from pibench_inspect.scenario.model import NLJudge
 from conftest import registered
 
@@ -107,3 +108,84 @@ def test_scopes_select_the_right_text():
     assert judged_text(NLJudge(**q, scope="final_assistant_message"), t) == "Done, refunded."
     assert judged_text(NLJudge(**q), t) == "Checking.\n\n---\n\nDone, refunded."
     assert "Customer: I want a refund" in judged_text(NLJudge(**q, scope="full_transcript"), t)
+
+
+def grader_events(log):
+    from inspect_ai.log import resolve_sample_attachments
+
+    sample = resolve_sample_attachments(log.samples[0])  # long texts are logged as attachments
+    return [e for e in sample.events if e.event == "model" and e.role == "grader"]
+
+
+def test_the_judge_is_bounded_and_its_retry_asks_differently():
+    log = run_eval(task(), model_roles={"grader": grader(
+        "Well, let me think about this carefully. The agent said several things " * 20,
+        "YES - the agent was polite")})
+    check, _ = nl(sample_scores(log))
+    assert check["passed"] is True and "the agent was polite" in check["detail"]
+    first, retry = grader_events(log)
+    # its own output budget and temperature, though the run set neither
+    assert first.config.max_tokens == JUDGE_MAX_TOKENS == 256 and first.config.temperature == 0.0
+    assert retry.config.max_tokens == JUDGE_MAX_TOKENS
+    # the retry is not the same call again: the first answer is shown back with why it could not
+    # be read and a stricter format reminder
+    assert len(retry.input) == len(first.input) + 2
+    assert retry.input[: len(first.input)] == first.input
+    assert retry.input[-2].role == "assistant" and retry.input[-2].text.startswith("Well, let me think")
+    assert "could not be read as a verdict (it holds no JSON object)" in retry.input[-1].text
+    assert '{"answer": "YES"' in retry.input[-1].text and "single word YES or NO" in retry.input[-1].text
+
+
+def test_the_grader_roles_own_config_overrides_the_judges_bounds():
+    answer = ModelOutput.from_content("mockllm/model", '{"answer": "YES", "reason": "ok"}')
+    answer.usage = USAGE
+    role = get_model("mockllm/model", config=GenerateConfig(max_tokens=40, temperature=0.3), custom_outputs=[answer])
+    log = run_eval(task(), model_roles={"grader": role})
+    (event,) = grader_events(log)
+    assert event.config.max_tokens == 40 and event.config.temperature == 0.3
+
+
+def test_the_model_under_test_judging_keeps_the_judges_bounds_not_the_agents():
+    # unbound, the model under test judges: its config holds the agent's --temperature and
+    # --max-tokens, which must not reach the judge (it stays at temperature 0 and 256 tokens)
+    answer = ModelOutput.from_content("mockllm/model", '{"answer": "YES", "reason": "ok"}')
+    answer.usage = USAGE
+    # by name, as `inspect eval --model M --temperature 0.9 --max-tokens 3000` resolves it
+    log = run_eval(task(), model="mockllm/model", model_args={"custom_outputs": [answer]},
+                   temperature=0.9, max_tokens=3000)
+    check, _ = nl(sample_scores(log))
+    assert check["passed"] is True
+    (event,) = [e for e in log.samples[0].events if e.event == "model"]  # the oracle agent calls no model
+    assert event.config.temperature == 0.0 and event.config.max_tokens == JUDGE_MAX_TOKENS
+
+
+def test_attempt_timeout_reaches_the_judge_and_the_user_simulator_and_the_user_is_bounded():
+    log = run_eval(task(), model_roles={"grader": grader('{"answer": "YES", "reason": "ok"}')}, attempt_timeout=45)
+    (event,) = grader_events(log)
+    assert event.config.attempt_timeout == 45
+    user = grader("###STOP###")  # any mockllm with usage set
+    log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="oracle", user="llm", judge="off"),
+                   model_roles={"user": user}, attempt_timeout=45)
+    (event,) = [e for e in log.samples[0].events if e.event == "model" and e.role == "user"]
+    assert event.config.attempt_timeout == 45
+    assert event.config.max_tokens == USER_MAX_TOKENS == 256  # one to three sentences, not a ramble
+
+
+def test_a_cut_off_answer_is_retried_with_the_reason():
+    cut = ModelOutput.from_content("mockllm/model", '{"answer": "YES", "reason": "the agent', stop_reason="max_tokens")
+    cut.usage = USAGE
+    ok = ModelOutput.from_content("mockllm/model", '{"answer": "NO", "reason": "curt"}')
+    ok.usage = USAGE
+    log = run_eval(task(), model_roles={"grader": get_model("mockllm/model", custom_outputs=[cut, ok])})
+    check, _ = nl(sample_scores(log))
+    assert check["passed"] is False and "curt" in check["detail"]
+    assert "cut off at the output limit" in grader_events(log)[1].input[-1].text
+
+
+def test_the_verdict_word_is_read_only_on_the_retry():
+    assert parse_verdict_word("**YES** - the agent was polite") == ("YES", "the agent was polite")
+    assert parse_verdict_word("no.") == ("NO", "")
+    assert parse_verdict_word("Nobody knows") is None and parse_verdict_word("I say YES") is None
+    log = run_eval(task(), model_roles={"grader": grader("NO", "NO")})
+    check, _ = nl(sample_scores(log))
+    assert check["passed"] is False and len(grader_events(log)) == 2  # a bare first NO was retried

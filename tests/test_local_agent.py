@@ -33,7 +33,7 @@ def test_demo_agent_runs_keylessly_and_tools_are_executed():
 
 
 class Broken:
-    """Sends arguments as a JSON string, which the protocol forbids."""
+    """Sends a tool call whose structure is broken (no name): a protocol break."""
 
     model_name = "broken"
 
@@ -42,7 +42,7 @@ class Broken:
 
     def generate(self, message, state):
         return {"role": "assistant", "content": None,
-                "tool_calls": [{"id": "x", "name": "lookup_order", "arguments": '{"order_id": "O-1"}'}]}, state
+                "tool_calls": [{"id": "x", "name": "", "arguments": {"order_id": "O-1"}}]}, state
 
     def is_stop(self, message):
         return False
@@ -60,7 +60,7 @@ class Raises(Broken):
 
 
 @pytest.mark.parametrize("ref, reason", [
-    ("test_local_agent:Broken", "arguments must be an object"),
+    ("test_local_agent:Broken", "needs a non-blank string id and name"),
     ("test_local_agent:Raises", "the agent raised RuntimeError: model backend down"),
 ])
 def test_malformed_agent_is_a_recorded_error_not_a_crash(ref, reason):
@@ -93,5 +93,5 @@ def test_run_end_says_how_many_samples_ended_in_agent_error(capfd):
     log = run_eval(task("test_local_agent:Broken"))
     err = capfd.readouterr().err
     assert "pibench pibench: 3 sample(s); 0 error, 3 agent_error, 0 user_error" in err
-    assert "first agent_error:" in err and "arguments must be an object" in err
+    assert "first agent_error:" in err and "needs a non-blank string id and name" in err
     assert log.results.scores[0].metrics["error_rate"].value == 1.0

@@ -134,7 +134,7 @@ def test_every_metric_name_is_described():
     names = {k for m in SCORER_METRICS for k in m(runs)}
 
     def generic(name: str) -> str:
-        for prefix in ("column/", "domain/", "envelope/"):
+        for prefix in ("column/", "domain/", "envelope/", "termination/"):
             if name.startswith(prefix):
                 return prefix + "NAME"
         if name.startswith("runs/"):

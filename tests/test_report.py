@@ -3,6 +3,8 @@ role, confidence intervals and pass^k, and clear errors for bad input."""
 
 from __future__ import annotations
 
+import re
+
 import json
 import math
 from pathlib import Path
@@ -220,7 +222,8 @@ def test_tokens_are_attributed_to_agent_user_and_judge(tmp_path):
     out = tmp_path / "report"
     assert main(["report", str(log.location), "--out", str(out)]) == 0
     md = (out / "report.md").read_text()
-    assert "| judge | mockllm/model | 1 | 900 | 100 | 1000 | tokens only (no price known) |" in md
+    # tokens, then the role's model time (seconds), then the cost
+    assert re.search(r"\| judge \| mockllm/model \| 1 \| 900 \| 100 \| 1000 \| \d+\.\d \| tokens only \(no price known\) \|", md)
 
 
 def test_a_folder_of_different_runs_reports_each_and_compares_those_on_the_same_scenarios(logs, tmp_path, capsys):
@@ -278,3 +281,17 @@ def test_the_same_shard_of_one_run_twice_is_the_one_contradiction_refused(tmp_pa
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     # the same log file twice is the same part once more: its trials pooled, as any log given twice
     assert main(["report", part.location, part.location, "--out", str(tmp_path / "r2")]) == 0
+
+
+def test_provenance_says_what_the_judge_ran_with():
+    from pibench_inspect.checks.judge import JUDGE_MAX_TOKENS
+    from pibench_inspect.reports.provenance import judge_settings
+
+    run = {"temperature": 0.9, "max_tokens": 3000, "attempt_timeout": 60, "seed": 7}
+    # unbound: the model under test judges with the run's settings, but the judge's own bounds
+    assert judge_settings(None, run) == {**run, "temperature": 0.0, "max_tokens": JUDGE_MAX_TOKENS}
+    # a bound grader role: its own settings, the judge's defaults for what it leaves out, the run's --attempt-timeout
+    role = {"model": "openai/gpt-4o-mini", "config": {"max_tokens": 40}}
+    assert judge_settings(role, run) == {"max_tokens": 40, "temperature": 0.0, "attempt_timeout": 60}
+    role = {"model": "openai/gpt-4o-mini", "config": {"temperature": 0.3, "attempt_timeout": 20}}
+    assert judge_settings(role, run) == {"temperature": 0.3, "attempt_timeout": 20, "max_tokens": JUDGE_MAX_TOKENS}

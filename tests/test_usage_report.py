@@ -53,3 +53,19 @@ def test_a_retried_call_counts_once(tmp_path):
     usage, _ = report(log, tmp_path / "report")
     assert usage["agent"]["calls"] == agent_messages(log)
     assert usage["agent"]["failed_attempts"] == 1
+
+
+def test_the_judges_tokens_and_time_are_reported_as_its_own(tmp_path, monkeypatch):
+    standin_judge = OpenAIStandin(latency=0.3, reply='{"answer": "YES", "reason": "polite"}')
+    with serve(standin_judge) as url:
+        monkeypatch.setenv("STANDIN_BASE_URL", url)
+        monkeypatch.setenv("STANDIN_API_KEY", "x")
+        log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", user="scripted", agent="oracle"),
+                       model_roles={"grader": "openai-api/standin/judge"}, log_dir=str(tmp_path / "logs"))
+    usage, md = report(log, tmp_path / "report")
+    judge = usage["judge"]
+    assert judge["calls"] == 1 and judge["models"] == ["openai-api/standin/judge"] and judge["output_tokens"] == 8
+    assert judge["seconds"] >= 0.3 and usage["agent"]["seconds"] == 0.0  # the oracle calls no model
+    assert "model time (s)" in md
+    row = next(line for line in md.splitlines() if line.startswith("| judge"))
+    assert f"| {judge['seconds']:.1f} |" in row

@@ -95,4 +95,4 @@ def test_role_settings_are_kept_and_seeds_derive_per_scenario_and_epoch(tmp_path
     # provenance says what the user actually ran with
     loaded = load_logs([log.location])
     user = provenance(loaded, log_rows(loaded))["logs"][0]["models"]["user"]["generate_config"]
-    assert user == {"temperature": 0.0, "seed": "derived per scenario and epoch from 42"}
+    assert user == {"temperature": 0.0, "seed": "derived per scenario and epoch from 42", "max_tokens": 256}

@@ -13,7 +13,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolDef
 
-from .wire import MAX_DEPTH, A2AError, depth_exceeds, loads
+from .wire import MAX_DEPTH, A2AError, depth_exceeds
 
 
 def openai_tools(tools: list[ToolDef]) -> list[dict[str, Any]]:
@@ -47,7 +47,10 @@ def openai_history(messages: list[ChatMessage]) -> list[dict[str, Any]]:
 
 def protocol_calls(calls: Any, where: str) -> list[dict[str, Any]]:
     """OpenAI-style `{"id", "type", "function": {"name", "arguments"}}` or flat
-    `{"id", "name", "arguments"}` tool calls -> protocol calls; arguments may be a JSON string."""
+    `{"id", "name", "arguments"}` tool calls -> protocol calls. Arguments are passed on as sent
+    (an object, or JSON text): the adapter reads them by the one rule for every agent, and
+    arguments that cannot be read make a malformed call, a tool error the agent can recover
+    from (conversation/tool_calls.py), not a broken reply."""
     if not isinstance(calls, list) or not calls:
         raise A2AError(f"{where}: tool_calls must be a non-empty list")
     out = []
@@ -58,16 +61,10 @@ def protocol_calls(calls: Any, where: str) -> list[dict[str, Any]]:
         name, args = fn.get("name"), fn.get("arguments", {})
         if not isinstance(name, str) or not name.strip():
             raise A2AError(f"{where}: tool_calls[{i}] has no function name")
-        if isinstance(args, str):
-            try:
-                args = loads(args, where, "value") if args.strip() else {}
-            except A2AError as err:
-                why = str(err).removeprefix(f"{where} sent a value ")
-                raise A2AError(f"{where}: tool_calls[{i}] ({name}) arguments are not valid JSON: {why}") from None
-        elif depth_exceeds(args, MAX_DEPTH):
+        if isinstance(args, str) and not args.strip():
+            args = {}
+        elif isinstance(args, (dict, list)) and depth_exceeds(args, MAX_DEPTH):
             raise A2AError(f"{where}: tool_calls[{i}] ({name}) arguments are nested deeper than {MAX_DEPTH} levels")
-        if not isinstance(args, dict):
-            raise A2AError(f"{where}: tool_calls[{i}] ({name}) arguments must be an object")
         call_id = c.get("id") if isinstance(c.get("id"), str) and c.get("id") else f"call_{uuid.uuid4().hex[:12]}"
         out.append({"id": call_id, "name": name, "arguments": args})
     return out

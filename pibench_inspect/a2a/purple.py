@@ -4,8 +4,10 @@ Each agent turn is one message/send carrying one data part. Stateless (the defau
 holds the whole OpenAI-format history, the benchmark context and the tools, every turn. With the
 bootstrap extension declared on the agent's card, the context and tools go once in a bootstrap
 message; the returned context_id then rides on every turn (as A2A contextId and in the data), and
-only the history is sent. Any failure (unreachable, timeout, HTTP or JSON-RPC error, a reply we
-cannot read) ends the sample's conversation as `agent_error` with the reason recorded.
+only the history is sent. A reply we cannot read (HTTP or JSON-RPC error, garbage) ends the
+sample's conversation as `agent_error` with the reason recorded; an agent that cannot be reached
+or misses the deadline is a sample error (a2a/client.py). A tool call whose arguments cannot be
+read is a malformed call, returned to the agent as a tool error (conversation/tool_calls.py).
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ class A2APurpleAgent:
             if err.detail:  # what the agent sent, for the transcript (never into the error text)
                 transcript().info({"a2a agent reply": err.detail})
             raise AgentProtocolError(f"A2A agent error: {err}") from None
-        out = to_inspect(message)
+        out = to_inspect(message, tools)  # a call whose arguments cannot be read: a tool error
         if (message.get("content") or "").strip() in STOP_TOKENS:
             out.metadata = {"pibench_stop": True}
         return out

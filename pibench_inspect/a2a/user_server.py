@@ -36,7 +36,7 @@ from inspect_ai.model import (
 from pydantic import ValidationError
 from starlette.applications import Starlette
 
-from ..conversation.users import LLMUser, ScriptedUser
+from ..conversation.users import USER_MAX_TOKENS, LLMUser, ScriptedUser
 from ..cli.refusal import OneLineParser
 from ..scenario.model import UserSimulation
 from .numbers import NotWholeNumber, optional_whole_number, whole_number
@@ -45,6 +45,10 @@ from .wire import message_content
 from .serving import build_app as build_app_with
 
 KINDS = ("scripted", "llm")
+
+
+class UserModelStopped(Exception):
+    """The LLM user's model stopped without a line to say (conversation/termination.py)."""
 
 
 def _scenario(value: Any, where: str) -> UserSimulation:
@@ -127,6 +131,10 @@ class UserSimulator:
             history.append({"role": "assistant", "content": said})
         user = self._user(sim, turn, seed)
         reply = await user.next(_chat(history))
+        if reply.error:
+            # the simulator's model stopped (overflow, refusal, nothing): a failed task, which
+            # the benchmark side records as user_error with this reason
+            raise UserModelStopped(reply.error)
         # the wire carries the line as said, stop token included; the client splits it again
         content = " ".join(x for x in (reply.text, reply.stop) if x)
         if reply.text:
@@ -139,7 +147,8 @@ class UserSimulator:
         if self.kind == "scripted":
             return ScriptedUser(sim, _turn=turn)
         assert self.model is not None
-        return LLMUser(sim, self.model, self.max_turns, GenerateConfig(temperature=0.0, seed=seed), _turn=turn)
+        return LLMUser(sim, self.model, self.max_turns,
+                       GenerateConfig(temperature=0.0, seed=seed, max_tokens=USER_MAX_TOKENS), _turn=turn)
 
 
 def build_app(

@@ -14,7 +14,9 @@ import json
 from typing import Any
 
 from .. import _bootstrap  # noqa: F401  (before litellm loads)
-from ..local.errors import AgentProtocolError, AgentUnavailable
+from ..conversation.termination import AGENT_STOPS, ModelStopped, agent_stopped, stop_detail
+from ..conversation.tool_calls import protocol_arguments
+from ..local.errors import AgentUnavailable
 from ..local.replay import openai_calls
 from ..providers.credentials import require_credentials
 
@@ -79,16 +81,20 @@ class LiteLLMAgent:
         try:
             response = litellm.completion(**request)
         except Exception as err:
+            from ..providers.litellm_api import litellm_stop
+
+            stopped = litellm_stop(err)
+            if stopped is not None:  # the model overflowed or refused: an outcome, not an outage
+                raise ModelStopped(AGENT_STOPS[stopped], stop_detail("agent", self.model_name, stopped)) from None
             raise self._unavailable(err) from None
-        choice = response.choices[0].message
-        try:
-            calls = [
-                {"id": c.id, "name": c.function.name, "arguments": json.loads(c.function.arguments or "{}")}
-                for c in (choice.tool_calls or [])
-            ]
-        except ValueError as err:
-            raise AgentProtocolError(f"the model sent tool-call arguments that are not JSON: {err}") from None
-        return self._answer(choice.content, calls, history, state)
+        choice = response.choices[0]
+        if choice.finish_reason == "content_filter":
+            raise ModelStopped(AGENT_STOPS["content_filter"], stop_detail("agent", self.model_name, "content_filter"))
+        # arguments go on as the model sent them; the adapter reads them by the one rule for
+        # every agent (an object is kept; text that is not is a malformed call, a tool error)
+        calls = [{"id": c.id, "name": c.function.name, "arguments": _arguments(c.function.arguments)}
+                 for c in (choice.message.tool_calls or [])]
+        return self._answer(choice.message.content, calls, history, state)
 
     async def agenerate(self, message: dict, state: dict) -> tuple[dict, dict]:
         """The same turn through Inspect's model interface (awaited on the event loop)."""
@@ -107,20 +113,22 @@ class LiteLLMAgent:
             raise  # an Inspect limit ends the run on its state reached, not as a failure
         except Exception as err:
             raise self._unavailable(err) from None
+        stopped = agent_stopped(f"litellm/{self.model_name}", output)
+        if stopped is not None:  # an overflow, a refusal or nothing: a termination, not a reply
+            raise stopped
         reply = output.message
-        bad = [c for c in reply.tool_calls or [] if c.parse_error]
-        if bad:
-            raise AgentProtocolError(f"the model sent tool-call arguments that are not JSON: {bad[0].parse_error}")
-        calls = [{"id": c.id, "name": c.function, "arguments": c.arguments} for c in reply.tool_calls or []]
+        # a malformed call goes on as the text the model sent, which the adapter refuses exactly
+        # as Inspect did: a tool error the model can recover from
+        calls = [{"id": c.id, "name": c.function, "arguments": protocol_arguments(c)} for c in reply.tool_calls or []]
         return self._answer(reply.text, calls, history, state)
 
     def _unavailable(self, err: Exception) -> AgentUnavailable:
         """The provider's own message, without the chain: Inspect renders a sample error's
         traceback, and LiteLLM's nested one took seconds to format per failed sample."""
-        last = getattr(err, "last_attempt", None)  # Inspect gave up retrying (tenacity RetryError)
-        if last is not None and last.exception() is not None:
-            err = last.exception()
-        return AgentUnavailable(f"the LiteLLM agent's model {self.model_name} failed: {type(err).__name__}: {err}")
+        from ..reports.causes import error_cause
+
+        # Inspect gave up retrying (tenacity RetryError): the cause under it, in one line
+        return AgentUnavailable(f"the LiteLLM agent's model {self.model_name} failed: {error_cause(err)}")
 
     def model(self) -> Any:
         """This agent's Inspect model, `litellm/<model_name>` with the agent's LiteLLM arguments."""
@@ -136,8 +144,7 @@ class LiteLLMAgent:
         reply: dict[str, Any] = {"role": "assistant", "content": content or None}
         if calls:
             reply["tool_calls"] = calls
-        if not calls and not (content or "").strip():
-            reply["content"] = "###STOP###"  # nothing to say: end the conversation, as the original did
+        # nothing to say ends the conversation as agent_empty (the solver's rule for every agent)
         history.append(self._to_openai(reply))
         return reply, {**state, "history": history}
 
@@ -167,6 +174,16 @@ class LiteLLMAgent:
         if role in ("user", "system"):
             return {"role": role, "content": m.get("content") or ""}
         return None
+
+
+def _arguments(text: str | None) -> Any:
+    """A call's arguments as LiteLLM returned them: the object when the text is one, else the
+    text itself (read later by the one rule for every agent)."""
+    try:
+        value = json.loads(text or "{}")
+    except (ValueError, RecursionError):
+        return text
+    return value if isinstance(value, dict) else text
 
 
 def _tool_infos(openai_tools: list[dict]) -> list[Any]:

@@ -10,12 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
+from ..conversation.termination import SCORED
 from ..scenario import model as m
 from .decision import Decision, resolve_decision
 from .policy import CheckResult, run_check, run_state_check
 from .trace import Trace
 
-EVALUATED_TERMINATIONS = {"agent_stop", "user_stop", "max_steps", "agent_error", "limit"}
+# conversations scored on the state reached (every other termination is abnormal: nothing scored)
+EVALUATED_TERMINATIONS = SCORED
 
 DIMENSIONS = {
     "decision": ("Decision Correctness", {"decision_equals"}),

@@ -27,6 +27,7 @@ from inspect_ai.tool import ToolCall, ToolDef
 from ..domain.loader import Domain
 from ..scenario.model import PlannedCall, Scenario, Solution
 from .arguments import fill_arguments, resolve_references
+from .termination import agent_stopped
 
 BUILTIN_AGENTS = ("oracle", "nothing", "deny_all", "escalate_all", "pushover")
 DONE_TEXT = "I have completed the required steps and recorded the decision."
@@ -50,6 +51,10 @@ class ModelAgent:
 
     async def next(self, messages: list[ChatMessage], tools: list[ToolDef]) -> ChatMessageAssistant:
         output = await self.model.generate(messages, tools=tools, config=self.config)
+        stopped = agent_stopped(self.model, output)
+        if stopped is not None:
+            # an overflow or a refusal is no reply: the provider's text never enters the conversation
+            raise stopped
         return output.message
 
 

@@ -2,7 +2,8 @@
 
 Steps are counted as in the original (each agent message, each tool execution and each user
 message is one step); the run ends when the user stops, the agent sends a stop token or says
-nothing at all, or `max_steps` is reached. The final state is written to the store in
+nothing at all, a party's model stops without an answer (conversation/termination.py), or
+`max_steps` is reached. The final state is written to the store in
 `finally`, so a sample cut short by an Inspect limit is still scored on its real end state.
 """
 
@@ -25,6 +26,7 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.log import transcript
+from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, span, suspend_token_limit, suspend_turn_limit
 
@@ -37,7 +39,7 @@ from ..local.adapter import AgentProtocolError
 from .agents import BUILTIN_AGENTS, ModelAgent, ScriptedAgent, builtin_agent
 from .prompts import benchmark_context, system_prompt
 from .seats import SEATED_AGENTS, SEATED_USERS, seated_agent, seated_user
-from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
+from .users import SOLO_DONE, STOP_TOKENS, USER_MAX_TOKENS, LLMUser, ScriptedUser, SoloUser
 from .json_safe import display_arguments, json_safe_calls
 
 from .keys import (  # noqa: F401  (re-exported: tests and reports import them from here)
@@ -52,7 +54,9 @@ from .keys import (  # noqa: F401  (re-exported: tests and reports import them f
     AGENT_ERROR,
     USER_ERROR,
     USER_CONFIG,
+    STOP_DETAIL,
 )
+from .termination import ModelStopped, Termination
 
 SEED_BASE = 42  # the original's default base seed
 
@@ -141,7 +145,8 @@ def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1, se
 
 def user_generate_config(config: ConversationConfig, model: Any, scenario: Scenario, epoch: int) -> GenerateConfig:
     """-T user_temperature / user_seed when given, else the role's own settings, else
-    temperature 0 and the seed the original derived per scenario and trial (as remote parties get)."""
+    temperature 0 and the seed the original derived per scenario and trial (as remote parties get);
+    the role's max_tokens and attempt_timeout, else USER_MAX_TOKENS and the run's --attempt-timeout."""
     from ..scoring.payload import derive_seed
 
     role = model.config
@@ -151,7 +156,11 @@ def user_generate_config(config: ConversationConfig, model: Any, scenario: Scena
         seed = role.seed
     else:
         seed = derive_seed(seed_base(config), scenario.scenario_id, epoch - 1)
-    return GenerateConfig(temperature=temperature, seed=seed)
+    # Inspect hands a role model --max-retries and --timeout, not --attempt-timeout: without it
+    # one hung call of the simulator could hold the sample for as long as --timeout allows
+    attempt_timeout = role.attempt_timeout if role.attempt_timeout is not None else active_generate_config().attempt_timeout
+    max_tokens = role.max_tokens if role.max_tokens is not None else USER_MAX_TOKENS
+    return GenerateConfig(temperature=temperature, seed=seed, attempt_timeout=attempt_timeout, max_tokens=max_tokens)
 
 
 def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, epoch: int = 1,
@@ -262,7 +271,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             limits=domain.config.limits,
         )
         store = state.store
-        store.set(TERMINATION, "not_started")
+        store.set(TERMINATION, Termination.NOT_STARTED.value)
         store.set(AGENT, config.agent)
         steps = 0
         agent = user = None
@@ -290,7 +299,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                 # the original's conversations open with a fixed assistant greeting, which its
                 # judge and JSON-decision parsing see as agent text
                 state.messages.append(ChatMessageAssistant(content=GREETING))
-            termination = None
+            termination: Termination | None = None
             while termination is None:
                 # ---- user turn (not counted against the agent's limits)
                 async with party_span(user, "user"):
@@ -301,37 +310,53 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                 steps += 1
                 if turn.text:
                     state.messages.append(ChatMessageUser(content=turn.text))
+                if turn.error:
+                    # the simulator's model stopped (overflow, refusal, nothing): its failure
+                    store.set(USER_ERROR, turn.error)
+                    transcript().info({"user error": turn.error})
+                    termination = Termination.USER_ERROR
+                    break
                 if turn.stop:
                     if turn.stop == SOLO_DONE:
-                        termination = "agent_stop"
+                        termination = Termination.AGENT_STOP
                     elif store.get(USER_ERROR):
                         # the simulator failed, not the agent: abnormal, as in the original
-                        termination = "user_error"
+                        termination = Termination.USER_ERROR
                     else:
-                        termination = "user_stop"
+                        termination = Termination.USER_STOP
                     break
                 # ---- agent turn: messages and tool executions until it answers in text
                 while True:
                     if steps >= config.max_steps:
-                        termination = "max_steps"
+                        termination = Termination.MAX_STEPS
                         break
                     try:
                         async with party_span(agent, "agent"):
                             message = await agent.next(state.messages, tools)
                             if not isinstance(agent, ModelAgent):  # a model's turn is its model event
                                 show_turn(f"agent ({agent.name})", message)
+                    except ModelStopped as stop:
+                        # the agent's model overflowed, was filtered or said nothing: the run ends
+                        # on the state reached, and the provider's text stays out of the
+                        # conversation (the user simulator never reads it as the agent's words)
+                        store.set(STOP_DETAIL, stop.detail)
+                        transcript().info({str(stop.termination): stop.detail})
+                        if stop.output is not None:
+                            state.output = stop.output
+                        termination = stop.termination
+                        break
                     except AgentProtocolError as err:
                         # a broken external agent ends its own run, scored as the original did
                         store.set(AGENT_ERROR, str(err))
                         transcript().info({"agent error": str(err)})
-                        termination = "agent_error"
+                        termination = Termination.AGENT_ERROR
                         break
                     message = json_safe_calls(message)  # NaN/Infinity arguments: a tool error
                     state.messages.append(message)
                     state.output = ModelOutput.from_message(message)
                     steps += 1
                     if agent_stop_token(message):
-                        termination = "agent_stop"
+                        termination = Termination.AGENT_STOP
                         break
                     if message.tool_calls:
                         result = await execute_tools(state.messages, tools)
@@ -339,19 +364,21 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                         steps += 1
                         continue
                     if not message.text.strip():
-                        termination = "agent_stop"  # said nothing and did nothing
+                        # said nothing and did nothing: every agent path ends the same way
+                        store.set(STOP_DETAIL, f"the agent ({agent.name}) returned an empty reply (no text, no tool call)")
+                        termination = Termination.AGENT_EMPTY
                     break
                 if termination is None and steps >= config.max_steps:
-                    termination = "max_steps"
-            store.set(TERMINATION, termination)
+                    termination = Termination.MAX_STEPS
+            store.set(TERMINATION, termination.value)
         except LimitExceededError:
             # an Inspect limit (tokens, messages, turns): scored like max_steps, on the state reached
-            store.set(TERMINATION, "limit")
+            store.set(TERMINATION, Termination.LIMIT.value)
             raise
         except BaseException:
             # the time and working limits cancel the sample instead of raising here; Inspect then
             # scores it like any limit, so it ends on the state reached, not as an error
-            store.set(TERMINATION, "limit" if sample_time_is_up() else "error")
+            store.set(TERMINATION, (Termination.LIMIT if sample_time_is_up() else Termination.ERROR).value)
             raise
         finally:
             # the snapshot first: closing a remote party awaits the network, which a cancelled

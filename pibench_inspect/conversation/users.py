@@ -18,14 +18,19 @@ from inspect_ai.model import (
 )
 
 from ..scenario.model import Fact, UserSimulation
+from .termination import model_stop, stop_detail
 
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+# a user writes one to three sentences: the LLM user's output budget unless its role sets one
+# (a weak model would otherwise ramble to the end of its context at every turn)
+USER_MAX_TOKENS = 256
 
 
 @dataclass
 class UserTurn:
     text: str  # what the user says (may be empty when the turn is only a stop)
     stop: str | None = None  # the stop token, if the user ended the conversation
+    error: str | None = None  # the simulator failed (its model stopped): the run ends as user_error
 
 
 def split_stop(text: str) -> UserTurn:
@@ -197,5 +202,9 @@ class LLMUser:
             return UserTurn("", "###STOP###")
         prompt = [ChatMessageSystem(content=user_system_prompt(self.sim, limit))]
         output = await self.model.generate(prompt + user_view(messages), config=self.config)
-        text = output.completion.strip()
-        return split_stop(text) if text else UserTurn("", "###STOP###")
+        stopped = model_stop(output)
+        if stopped is not None:
+            # an overflow, a refusal or nothing at all is the simulator's failure, never a line
+            # of the conversation (conversation/termination.py)
+            return UserTurn("", error=stop_detail("user simulator", self.model, stopped, output))
+        return split_stop(output.completion.strip())

@@ -1,8 +1,10 @@
 """Run an object implementing AgentProtocol as the agent under test.
 
-Our engine executes its tool calls; Inspect records everything as usual. A malformed message or
-an exception from the agent ends the conversation with termination `agent_error` (the run is
-scored on what happened, as in the original) and the reason is kept in the sample's store. An
+Our engine executes its tool calls; Inspect records everything as usual. A broken message or an
+exception from the agent ends the conversation with termination `agent_error` (the run is scored
+on what happened, as in the original) and the reason is kept in the sample's store; a tool call
+whose arguments cannot be read is a malformed call, returned to the agent as a tool error
+(conversation/tool_calls.py). An
 `AgentUnavailable` (the agent's model cannot be reached) and Inspect's own limits pass through
 untouched: they are not agent behaviour (see local/errors.py).
 
@@ -28,13 +30,15 @@ from typing import Any, Callable, TypeVar
 import anyio
 from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
-from inspect_ai.tool import ToolCall, ToolDef
+from inspect_ai.tool import ToolDef
 from inspect_ai.util import LimitExceededError
 
 from .errors import AgentProtocolError, AgentUnavailable
 from .protocol import AgentProtocol
 
 from ..conversation.json_safe import describe_error, unrecordable
+from ..conversation.termination import ModelStopped
+from ..conversation.tool_calls import read_call
 from ..conversation.users import STOP_TOKENS
 from ..runtime.workers import AGENT_POOL, PoolExhausted
 CALL_KEYS = {"id", "name", "arguments", "requestor"}
@@ -45,8 +49,9 @@ T = TypeVar("T")
 STOP_GRACE = 5.0  # seconds an agent's stop() may take once its sample is over
 # seconds one protocol operation may take when Inspect's --timeout is not given
 OPERATION_SECONDS = 600.0
-# failures that are not the agent's to answer for: raised through, never turned into agent_error
-PASS_THROUGH = (AgentUnavailable, LimitExceededError)
+# failures that are not the agent's to answer for: raised through, never turned into agent_error;
+# ModelStopped (the agent's model overflowed or was filtered) has a termination of its own
+PASS_THROUGH = (AgentUnavailable, LimitExceededError, ModelStopped)
 
 
 def operation_seconds() -> float:
@@ -141,8 +146,14 @@ def text_of(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
-def to_inspect(message: Any) -> ChatMessageAssistant:
-    """Validate a protocol assistant message (reference 3.1) and convert it."""
+def to_inspect(message: Any, tools: list[ToolDef] | None = None) -> ChatMessageAssistant:
+    """Validate a protocol assistant message (reference 3.1) and convert it.
+
+    A broken message (not a dict, tool calls that are not a list of objects with a name) is a
+    protocol break. A call's arguments follow the one rule of conversation/tool_calls.py: an
+    object, or JSON text read as Inspect reads a model's; arguments that cannot be read make a
+    malformed call, returned to the agent as a tool error. A message with neither text nor a
+    call ends the conversation as `agent_empty` (the solver's rule for every agent)."""
     if not isinstance(message, dict):
         raise AgentProtocolError(f"generate returned {type(message).__name__}, expected a message dict")
     problem = unrecordable(message, "the reply")
@@ -161,11 +172,7 @@ def to_inspect(message: Any) -> ChatMessageAssistant:
             raise AgentProtocolError(f"tool_calls[{i}] has unknown keys {sorted(extra)} (expected id, name, arguments)")
         if not isinstance(c.get("id"), str) or not c["id"].strip() or not isinstance(c.get("name"), str) or not c["name"].strip():
             raise AgentProtocolError(f"tool_calls[{i}] needs a non-blank string id and name")
-        if not isinstance(c.get("arguments"), dict):
-            raise AgentProtocolError(f"tool_calls[{i}].arguments must be an object, not {type(c.get('arguments')).__name__}")
-        out_calls.append(ToolCall(id=c["id"], function=c["name"], arguments=c["arguments"]))
-    if not text.strip() and not out_calls:
-        raise AgentProtocolError("an assistant message needs text or at least one tool call")
+        out_calls.append(read_call(c["id"], c["name"], c.get("arguments"), tools))
     return ChatMessageAssistant(content=text, tool_calls=out_calls or None)
 
 
@@ -229,7 +236,7 @@ class ProtocolAgent:
         except Exception as err:  # noqa: BLE001 (not a pair: the agent's mistake)
             raise AgentProtocolError(f"generate must return (message, state); got {describe_error(err)}") from None
         try:
-            message = to_inspect(reply)
+            message = to_inspect(reply, tools)
         except AgentProtocolError:
             raise
         except Exception as err:  # noqa: BLE001 (a reply built to break our reading of it)

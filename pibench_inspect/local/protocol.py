@@ -2,7 +2,9 @@
 
 Messages are plain dicts (reference 3.1): an assistant message is
 `{"role": "assistant", "content": str | list | None, "tool_calls": [{"id", "name", "arguments"}]}`
-(text or at least one tool call); the agent receives user messages, tool results
+(text or at least one tool call; with neither, the run ends as `agent_empty`). `arguments` is an
+object, or JSON text as OpenAI sends it; arguments that cannot be read are a malformed call,
+returned as a tool error (conversation/tool_calls.py). The agent receives user messages, tool results
 `{"role": "tool", "id", "content", "requestor", "error", "name"}` or, for several results of one
 message, `{"role": "multi_tool", "tool_messages": [...]}`.
 """

@@ -70,11 +70,17 @@ def protocol_tools(openai_tools: Any) -> list[dict]:
 
 
 def openai_calls(message: dict) -> list[dict]:
+    """Protocol calls -> OpenAI's; arguments already text (as a model sent them, malformed
+    ones included) are kept as they are."""
     return [
         {"id": c.get("id"), "type": "function",
-         "function": {"name": c.get("name"), "arguments": json.dumps(c.get("arguments", {}))}}
+         "function": {"name": c.get("name"), "arguments": _text(c.get("arguments", {}))}}
         for c in message.get("tool_calls") or [] if isinstance(c, dict)
     ]
+
+
+def _text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
 def reply_text(message: Any) -> str:

@@ -52,6 +52,29 @@ class LiteLLMCallError(Exception):
         super().__init__(f"{self.kind}: {original}")
 
 
+def litellm_stop(err: Exception) -> str | None:
+    """A LiteLLM exception that is a model stop: "model_length" (the context window was exceeded)
+    or "content_filter" (the provider's content policy refused); None for anything else."""
+    import litellm
+
+    if isinstance(err, litellm.ContextWindowExceededError):
+        return "model_length"
+    if isinstance(err, litellm.ContentPolicyViolationError):
+        return "content_filter"
+    return None
+
+
+def _stop_output(model_name: str, err: Exception) -> ModelOutput | None:
+    """A context overflow or a content-policy refusal as the output Inspect's own providers give
+    for one (the provider's text with stop_reason model_length or content_filter), so every role
+    treats it as a model stop (conversation/termination.py), not as a failed call."""
+    reason = litellm_stop(err)
+    if reason is None:
+        return None
+    message = getattr(err, "message", None) or str(err)
+    return ModelOutput.from_content(model=model_name, content=str(message), stop_reason=reason)  # type: ignore[arg-type]
+
+
 class LiteLLMAPI(ModelAPI):
     def __init__(
         self,
@@ -106,6 +129,9 @@ class LiteLLMAPI(ModelAPI):
                 **{"max_retries": 0, **params, **self.model_args},
             )
         except Exception as err:
+            stopped = _stop_output(self.model_name, err)
+            if stopped is not None:
+                return stopped
             raise LiteLLMCallError(err) from None
         completion = ChatCompletion.model_validate(response.model_dump())
         output = model_output_from_openai(completion, chat_choices_from_openai(completion, tools))

@@ -1,9 +1,12 @@
 """At the end of every run of a pi-bench task: how many samples ended in an Inspect error, an
-agent_error or a user_error, with the first reason of each kind, on stderr.
+agent_error or a user_error, and how many ended because the agent's model stopped (overflow,
+content filter, empty reply), with the first reason of each kind in one line, on stderr.
 
-A broken agent or simulator otherwise looks like a low score; this line makes it loud. An
-Inspect hook (registered through the package's entry point) so it runs for `inspect eval`,
-`eval()` in Python and `pi run` alike.
+A broken agent or simulator, or a model too small for the prompt, otherwise looks like a low
+score; this line makes it loud. A sample error is named by its underlying cause (the model call
+that failed, how and after how many attempts: reports/causes.py), not by Inspect's retry
+wrapper. An Inspect hook (registered through the package's entry point) so it runs for
+`inspect eval`, `eval()` in Python and `pi run` alike.
 """
 
 from __future__ import annotations
@@ -15,10 +18,15 @@ from typing import Any
 from inspect_ai._util.error import is_cancellation_message
 from inspect_ai.hooks import Hooks, RunEnd, SampleEnd, TaskStart, hooks
 
+from ..conversation.termination import AGENT_STOPS
+from .causes import sample_error_cause
+
 KINDS = ("error", "agent_error", "user_error")
 # a sample Inspect cancelled because the run stopped (the first error with fail_on_error): not
 # an error of its own, counted apart
 CANCELLED = "cancelled"
+# counted only when they happen: the agent's model stopped without an answer
+STOPS = tuple(t.value for t in AGENT_STOPS.values())
 
 
 @dataclass
@@ -29,7 +37,7 @@ class Tally:
     first: dict[str, str] = field(default_factory=dict)
 
     def add(self, kind: str, reason: str) -> None:
-        self.counts[kind] += 1
+        self.counts[kind] = self.counts.get(kind, 0) + 1
         self.first.setdefault(kind, reason)
 
 
@@ -38,20 +46,23 @@ def sample_outcome(sample: Any) -> tuple[str, str] | None:
     if sample.error is not None:
         if is_cancellation_message(sample.error.message):
             return CANCELLED, sample.error.message
-        return "error", sample.error.message
+        return "error", sample_error_cause(sample) or "unknown error"
     score = (sample.scores or {}).get("pibench_scorer")
     md = (score.metadata or {}) if score is not None else {}
     for kind in ("agent_error", "user_error"):
         if md.get("termination") == kind or md.get(kind):
             return kind, str(md.get(kind) or kind)
+    if md.get("termination") in STOPS:
+        return md["termination"], str(md.get("stop_detail") or md["termination"])
     return None
 
 
 def summary_line(t: Tally) -> str:
-    head = f"pibench {t.task}: {t.samples} sample(s); " + ", ".join(f"{t.counts[k]} {k}" for k in KINDS)
-    if t.counts[CANCELLED]:
+    shown = [*KINDS, *(k for k in STOPS if t.counts.get(k))]
+    head = f"pibench {t.task}: {t.samples} sample(s); " + ", ".join(f"{t.counts.get(k, 0)} {k}" for k in shown)
+    if t.counts.get(CANCELLED):
         head += f", {t.counts[CANCELLED]} {CANCELLED} (not run to the end: the run stopped)"
-    reasons = [f"first {k}: {t.first[k][:300]}" for k in KINDS if k in t.first]
+    reasons = [f"first {k}: {t.first[k][:300]}" for k in shown if k in t.first]
     return head + ("" if not reasons else "\n  " + "\n  ".join(reasons))
 
 

@@ -219,9 +219,10 @@ def money(u: dict[str, Any]) -> str:
 def usage_md(a: AgentResult) -> str:
     if not any(u["calls"] or u["total_tokens"] for u in a.usage.values()):
         return "No model calls were made (keyless run): 0 tokens, no cost.\n"
-    rows = [[role, ", ".join(u["models"]) or "—", u["calls"], u["input_tokens"], u["output_tokens"], u["total_tokens"], money(u)]
+    rows = [[role, ", ".join(u["models"]) or "—", u["calls"], u["input_tokens"], u["output_tokens"], u["total_tokens"],
+             f"{u.get('seconds', 0.0):.1f}", money(u)]
             for role, u in a.usage.items()]
-    out = table(["role", "models", "calls", "input tokens", "output tokens", "total tokens", "cost"], rows)
+    out = table(["role", "models", "calls", "input tokens", "output tokens", "total tokens", "model time (s)", "cost"], rows)
     per = [[r["scenario_id"], r["trial"], *(r["usage"][x]["total_tokens"] for x in ROLES),
             money(combined(r["usage"]))] for r in a.rows]
     return out + "\n<details><summary>per sample</summary>\n\n" + table(

@@ -31,17 +31,29 @@ def user_settings(rows: list[dict[str, Any]], args: dict[str, Any]) -> dict[str,
     temps = sorted({c.get("temperature") for c in configs}, key=str)
     seeds = {c.get("seed") for c in configs}
     base = args.get("user_seed")
-    return {
+    out = {
         "temperature": temps[0] if len(temps) == 1 else temps,
         "seed": next(iter(seeds)) if len(seeds) == 1 else f"derived per scenario and epoch from {42 if base is None else base}",
     }
+    budgets = sorted({c["max_tokens"] for c in configs if c.get("max_tokens") is not None})
+    if budgets:  # logs written before the user had an output budget have none
+        out["max_tokens"] = budgets[0] if len(budgets) == 1 else budgets
+    return out
 
 
 def judge_settings(role: dict[str, Any] | None, generate: dict[str, Any]) -> dict[str, Any]:
-    """The judge runs at temperature 0; unbound, it is the model under test and also takes the
-    eval's generate settings (--seed, --max-tokens, ...); a bound grader role takes its own."""
-    base = dict(role["config"]) if role else dict(generate)
-    return {**base, "temperature": 0.0}
+    """What the judge ran with (checks/judge.py judge_config): a bound grader role's own settings,
+    else (unbound, it is the model under test) the eval's; temperature 0 and JUDGE_MAX_TOKENS
+    unless the role sets them, and the run's --attempt-timeout."""
+    from ..checks.judge import JUDGE_MAX_TOKENS
+
+    own = dict(role["config"]) if role else {}
+    out = {**(own if role else dict(generate)),
+           "temperature": own.get("temperature", 0.0), "max_tokens": own.get("max_tokens", JUDGE_MAX_TOKENS)}
+    timeout = own.get("attempt_timeout", generate.get("attempt_timeout"))
+    if timeout is not None:
+        out["attempt_timeout"] = timeout
+    return out
 
 
 def log_provenance(loaded: LoadedLog, rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from ..checks.evaluate import DIMENSIONS
 from ..scoring.payload import derive_seed
 from ..scoring.explain import check_list
 from ..scoring.scorer import FLAGS, flag_of
+from .causes import sample_error_cause
 from .logs import LoadedLog
 from .usage import sample_usage
 
@@ -139,7 +140,7 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
         "benchmark_version": __version__,
     }
     if errored:
-        row["error"] = sample.error.message if sample.error else "sample has no pibench score"
+        row["error"] = sample_error_cause(sample) if sample.error else "sample has no pibench score"
         row["error_from"] = "run"
     elif md.get("agent_error") or md.get("user_error"):
         # scored (as the original did), but the leaderboard row says why the conversation stopped

@@ -8,7 +8,8 @@ LiteLLM reference agent calls its model through Inspect too, so its calls are th
 
 Inspect records a model event per attempt; an attempt that failed (and was retried) used no
 tokens and is not a call: it is counted under `failed_attempts`. A cost is a sum only of calls
-with a known price; with none it stays None ("unknown"), never $0.
+with a known price; with none it stays None ("unknown"), never $0. `seconds` is the time the
+role's model calls took, failed attempts included (a judge that hangs shows here).
 """
 
 from __future__ import annotations
@@ -25,7 +26,16 @@ FIELDS = ("calls", "input_tokens", "output_tokens", "total_tokens")
 def empty() -> dict[str, Any]:
     # cost stays None until a call with a known price is seen; cost_complete says whether
     # every call had one (a partial sum must not pass for the full cost)
-    return {**{f: 0 for f in FIELDS}, "failed_attempts": 0, "cost": None, "cost_complete": True, "models": []}
+    return {**{f: 0 for f in FIELDS}, "failed_attempts": 0, "seconds": 0.0, "cost": None, "cost_complete": True,
+            "models": []}
+
+
+def call_seconds(event: Any) -> float:
+    """How long one model event (an attempt) took, from its start to its completion."""
+    start, end = getattr(event, "timestamp", None), getattr(event, "completed", None)
+    if start is not None and end is not None:
+        return max(0.0, (end - start).total_seconds())
+    return float(getattr(event, "working_time", None) or 0.0)
 
 
 def _role_of(event: Any, spans: dict[str, Any]) -> str:
@@ -64,6 +74,7 @@ def sample_usage(sample: EvalSample) -> dict[str, dict[str, Any]]:
     models = [e for e in events if getattr(e, "event", None) == "model"]
     for e in models:
         role = out[_role_of(e, spans)]
+        role["seconds"] += call_seconds(e)
         if e.error is not None:  # a failed attempt: retried (counted once, when it succeeds) or the sample's error
             role["failed_attempts"] += 1
             continue
@@ -97,7 +108,7 @@ def total_usage(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     for row in rows:
         for role, u in (row.get("usage") or {}).items():
             acc = out.setdefault(role, empty())
-            for f in (*FIELDS, "failed_attempts"):
+            for f in (*FIELDS, "failed_attempts", "seconds"):
                 acc[f] += u.get(f, 0)
             for m in u["models"]:
                 if m not in acc["models"]:
@@ -112,7 +123,7 @@ def combined(usage: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """All roles of one sample together (the report's per-sample cost): unknown stays unknown."""
     out = empty()
     for u in usage.values():
-        for f in (*FIELDS, "failed_attempts"):
+        for f in (*FIELDS, "failed_attempts", "seconds"):
             out[f] += u.get(f, 0)
         out["models"] += [m for m in u["models"] if m not in out["models"]]
         if u["cost"] is not None:

@@ -16,14 +16,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from inspect_ai.model import GenerateConfig, get_model
+from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from ..checks.evaluate import Evaluation, evaluate
-from ..checks.judge import ModelJudge
+from ..checks.judge import ModelJudge, judge_config
 from ..checks.trace import build_trace
-from ..conversation.keys import AGENT, AGENT_ERROR, STEPS, TERMINATION, USER_ERROR, USER_MODEL
+from ..conversation.keys import AGENT, AGENT_ERROR, STEPS, STOP_DETAIL, TERMINATION, USER_ERROR, USER_MODEL
+from ..conversation.tool_calls import malformed_calls
 from ..conversation.solver import is_none_model, stored_final_state
 from ..environment.merge import domain_document
 from ..scenario.catalog import ScenarioSet, load_set
@@ -102,14 +103,16 @@ def grader(mode: str) -> tuple[ModelJudge | None, str]:
     if mode == "off":
         return None, "not_scored: -T judge=off"
     model = get_model(role="grader", default="none/none")
-    if is_none_model(model):
+    bound = not is_none_model(model)
+    if not bound:
         model = get_model()
     if is_none_model(model):
         if mode == "auto":
             return None, "not_scored: no grader model (bind --model-role grader=PROVIDER/MODEL)"
         return ModelJudge(None, unavailable="no grader model: bind --model-role grader=PROVIDER/MODEL"), "scored"
-    # role models do not inherit the task's generate config: set the judge's explicitly
-    return ModelJudge(model, GenerateConfig(temperature=0.0)), "scored"
+    # role models do not inherit the task's generate config: set the judge's explicitly (a bound
+    # role's own settings win; the model under test's are the agent's, not the judge's)
+    return ModelJudge(model, judge_config(model.config if bound else None)), "scored"
 
 
 @scorer(metrics=SCORER_METRICS)
@@ -169,6 +172,10 @@ def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Score
             # why an external agent's conversation ended early (a bad message, an A2A failure)
             "agent_error": state.store.get(AGENT_ERROR),
             "user_error": state.store.get(USER_ERROR),
+            # how the agent's model stopped (agent_overflow, agent_content_filter, agent_empty)
+            "stop_detail": state.store.get(STOP_DETAIL),
+            # the agent's calls whose arguments could not be read (each a tool error, never run)
+            "malformed_calls": malformed_calls(state.messages),
             "tool_calls": [e.name for e in trace.entries],
             "nl_tier": nl_tier if scenario.criteria.nl_judge_checks else "no_nl_checks",
             "judge_model": str(sample_judge.model) if isinstance(sample_judge, ModelJudge) and sample_judge.model else None,
@@ -180,7 +187,8 @@ def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Score
             value=score_value(ev),
             answer=ev.decision.rendered(),
             explanation=explanation(ev, nl_tier, view.get("expected_vs_actual"))
-            + "".join(f"\n{who} error: {state.store.get(key)}" for who, key in (("agent", AGENT_ERROR), ("user", USER_ERROR))
+            + "".join(f"\n{who}: {state.store.get(key)}" for who, key in (
+                ("agent error", AGENT_ERROR), ("user error", USER_ERROR), ("agent stopped", STOP_DETAIL))
                       if state.store.get(key)),
             metadata=metadata,
         )

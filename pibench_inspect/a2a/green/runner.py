@@ -60,7 +60,9 @@ class Progress(Hooks):
         event: dict[str, Any] = {"event": "sample_end", "scenario_id": str(data.sample.id),
                                  "epoch": data.sample.epoch, "completed": self.completed, "total": self.total}
         if data.sample.error is not None:
-            event["error"] = data.sample.error.message
+            from ...reports.causes import sample_error_cause
+
+            event["error"] = sample_error_cause(data.sample)  # the cause, not the retry wrapper
         emit(event)
 
 
