@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..conversation.tool_calls import nested_deeper as depth_exceeds  # one iterative depth check
 from ..local.adapter import text_of
 from ..local.errors import AgentUnavailable
 from .numbers import integral_numbers
@@ -77,17 +78,6 @@ def loads(raw: str | bytes, url: str, what: str = "reply") -> Any:
     return value
 
 
-def depth_exceeds(value: Any, limit: int) -> bool:
-    """Whether containers nest deeper than `limit` (iterative: no recursion on hostile input)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > limit:
-                return True
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
-    return False
 
 
 def new_id() -> str:
