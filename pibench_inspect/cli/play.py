@@ -24,6 +24,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from .run import at_least  # the same argparse integer type as pi run's flags
+
 INTERRUPTED = 130
 TASK = "pibench_inspect/pibench"
 
@@ -312,19 +314,6 @@ def play_session(terminal: Terminal, args: argparse.Namespace, roles: dict[str, 
     terminal.show(result_text(sample, scenario_id, entry.scenario.expected))
     terminal.show(f"log: {written[-1]}  (read it with `inspect view`)")
     return 0
-
-
-def at_least(n: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < n:
-            raise argparse.ArgumentTypeError(f"{value} is below {n}")
-        return value
-
-    return parse
 
 
 def add_play_command(sub: Any) -> None:
