@@ -41,9 +41,9 @@ def _scorer_by_logged_name() -> None:
     """Inspect records a scorer in the log by its unqualified name (`pibench_scorer`) but looks
     unqualified names up only among its own objects, so `inspect score LOG` could not find ours.
     Inspect imports this module at start-up (entry point): make the logged name resolve too."""
-    from inspect_ai._util.registry import _registry, registry_key
+    from .runtime.inspect_internals import add_registry_alias
 
-    _registry.setdefault(registry_key("scorer", "pibench_scorer"), pibench_scorer)
+    add_registry_alias("scorer", "pibench_scorer", pibench_scorer)
 
 
 _scorer_by_logged_name()

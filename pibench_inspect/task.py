@@ -15,16 +15,15 @@ import re
 from typing import Any, Literal
 
 from inspect_ai import Task
-from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import get_model
-from inspect_ai.model._model import active_model
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from . import _bootstrap  # noqa: F401  (environment set-up before litellm can load)
 from .conversation.agents import BUILTIN_AGENTS
 from .cli.refusal import Refusal, closest, matches_any, prefix_glob
 from .conversation.solver import ConversationConfig, conversation, is_none_model
+from .runtime.inspect_internals import SAMPLE_ID_LOGGER, PrerequisiteError, active_model, sample_id_patterns
 from .scenario.catalog import Entry, ScenarioSet, load_set
 from .scenario.content_hash import content_hash
 from .scenario.shard import in_shard, parse_shard
@@ -273,7 +272,7 @@ class _OwnSampleIdWarnings(logging.Filter):
 
 
 # the logger Inspect's --sample-id check (slice_dataset) warns through
-logging.getLogger("inspect_ai._eval.task.util").addFilter(_OwnSampleIdWarnings())
+logging.getLogger(SAMPLE_ID_LOGGER).addFilter(_OwnSampleIdWarnings())
 
 
 def unmatched_hint(pattern: str, ids: list[str]) -> str:
@@ -284,12 +283,6 @@ def unmatched_hint(pattern: str, ids: list[str]) -> str:
     if close := closest(pattern, ids):
         parts.append(f"closest: {', '.join(close)}")
     return f"{pattern!r}" + (f" ({'; '.join(parts)})" if parts else "")
-
-
-def _id_matcher(predicate: Any) -> Any:
-    """The --sample-id matcher Inspect filters with (its patterns), or None for another filter."""
-    cells = getattr(predicate, "__closure__", None) or ()
-    return next((c.cell_contents for c in cells if hasattr(c.cell_contents, "patterns")), None)
 
 
 class ScenarioDataset(MemoryDataset):
@@ -303,11 +296,10 @@ class ScenarioDataset(MemoryDataset):
 
     def filter(self, predicate, name=None):  # type: ignore[override]
         out = super().filter(predicate, name)
-        matcher = _id_matcher(predicate)
-        if matcher is None:
+        patterns = sample_id_patterns(predicate)
+        if patterns is None:
             return out
         ids = [str(s.id) for s in self]
-        patterns = [str(p) for p in matcher.patterns]
         unmatched = [p for p in patterns if not matches_any(p, ids)]
         if not unmatched:
             return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from inspect_ai._util.error import PrerequisiteError
+from ..runtime.inspect_internals import PrerequisiteError
 
 from .client import card_urls
 

@@ -99,7 +99,7 @@ class LiteLLMAgent:
     async def agenerate(self, message: dict, state: dict) -> tuple[dict, dict]:
         """The same turn through Inspect's model interface (awaited on the event loop)."""
         from inspect_ai.model import ChatMessageSystem, GenerateConfig, messages_from_openai
-        from inspect_ai.model._generate_config import active_generate_config
+        from ..runtime.inspect_internals import active_generate_config
         from inspect_ai.util import LimitExceededError
 
         history = self._history(message, state)

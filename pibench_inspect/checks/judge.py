@@ -108,7 +108,7 @@ def judge_config(role: GenerateConfig | None) -> GenerateConfig:
 
     `role` is None when the grader role is unbound and the model under test judges: its config
     then holds the agent's --temperature and --max-tokens, which are not the judge's."""
-    from inspect_ai.model._generate_config import active_generate_config
+    from ..runtime.inspect_internals import active_generate_config
 
     role = role or GenerateConfig()
     return GenerateConfig(

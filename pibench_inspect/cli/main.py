@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     """Every refusal is one line on stderr: `error: ...` naming the argument, the value and the
     fix; exit 2 for a command line or input that cannot be used, 1 for a run that was refused
     (a task refusal or a missing key: Inspect's PrerequisiteError) or failed."""
-    from inspect_ai._util.error import PrerequisiteError
+    from ..runtime.inspect_internals import PrerequisiteError
 
     from ..scenario.errors import ScenarioError
 

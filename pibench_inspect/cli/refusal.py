@@ -18,8 +18,9 @@ import sys
 from fnmatch import fnmatchcase
 from typing import Iterable, NoReturn
 
-from inspect_ai._util.error import PrerequisiteError
 from rich.markup import escape
+
+from ..runtime.inspect_internals import PrerequisiteError, display_type_initialized
 
 GLOB = "*?["
 
@@ -38,7 +39,6 @@ class Refusal(PrerequisiteError, ValueError):
 
 def _quiet_display() -> bool:
     from inspect_ai.util import display_type
-    from inspect_ai.util._display import display_type_initialized
 
     return display_type_initialized() and display_type() == "none"
 

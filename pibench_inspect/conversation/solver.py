@@ -26,7 +26,6 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.log import transcript
-from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, span, suspend_token_limit, suspend_turn_limit
 
@@ -36,6 +35,7 @@ from ..environment.state import StateDB
 from ..environment.tools import build_tools, settle as settle_state
 from ..scenario.model import Scenario, ToolNotCalled
 from ..local.adapter import AgentProtocolError
+from ..runtime.inspect_internals import active_generate_config, sample_time_is_up
 from .agents import BUILTIN_AGENTS, ModelAgent, ScriptedAgent, builtin_agent
 from .prompts import benchmark_context, system_prompt
 from .seats import SEATED_AGENTS, SEATED_USERS, seated_agent, seated_user
@@ -228,26 +228,6 @@ def party_span(party: Any, label: str) -> Any:
     if isinstance(party, (ScriptedAgent, ScriptedUser, SoloUser)):
         return nullcontext()
     return span(label, type="agent")
-
-
-def sample_time_is_up() -> bool:
-    """Whether the sample's `--time-limit` or `--working-limit` has run out (Inspect enforces
-    both by cancelling the sample, so the solver sees a cancellation, not LimitExceededError)."""
-    from inspect_ai.log._samples import sample_active
-    from inspect_ai.util import sample_limits
-
-    active = sample_active()
-    if active is not None and getattr(active, "limit_exceeded_error", None) is not None:
-        return True  # the working-time monitor stopped the sample
-    try:
-        limit = sample_limits().time
-    except RuntimeError:  # no sample running (the solver called directly)
-        return False
-    scope = getattr(limit, "_cancel_scope", None)
-    if scope is not None:
-        return bool(scope.cancel_called)
-    # the scope is private to Inspect; the elapsed time says the same (to within a tick)
-    return limit.limit is not None and limit.usage >= limit.limit - 0.01
 
 
 def agent_stop_token(message: ChatMessageAssistant) -> bool:

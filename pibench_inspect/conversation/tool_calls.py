@@ -43,7 +43,7 @@ def read_call(call_id: str, name: str, arguments: Any, tools: list[ToolDef] | No
     if arguments is None or isinstance(arguments, str):
         # Inspect's model providers read a model's call with this function (the same module
         # path its own providers import it from), so the paths cannot drift apart
-        from inspect_ai.model._providers.util import parse_tool_call
+        from ..runtime.inspect_internals import parse_tool_call
 
         try:
             call = parse_tool_call(call_id, name, arguments, _infos(tools))

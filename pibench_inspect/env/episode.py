@@ -327,12 +327,12 @@ def _settle(future: asyncio.Future, value: Any) -> None:
 def _use_user_model(model: Any) -> None:
     """Bind the LLM user's model in this episode's context, as `inspect eval --model-role user=`
     does for a run (the solver asks for the `user` role)."""
-    from inspect_ai.model import GenerateConfig, get_model
-    from inspect_ai.model._model import init_active_model, init_model_roles
+    from inspect_ai.model import get_model
+
+    from ..runtime.inspect_internals import bind_models
 
     m = get_model(model)
-    init_active_model(m, GenerateConfig())
-    init_model_roles({"user": m})
+    bind_models(m, {"user": m})
 
 
 def make(scenario_id: str, source: str | None = None, user: str = "scripted", **options: Any) -> PibenchEnv:

@@ -28,7 +28,7 @@ import inspect
 from typing import Any, Callable, TypeVar
 
 import anyio
-from inspect_ai._util.error import PrerequisiteError
+from ..runtime.inspect_internals import PrerequisiteError
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolDef
 from inspect_ai.util import LimitExceededError
@@ -57,7 +57,7 @@ PASS_THROUGH = (AgentUnavailable, LimitExceededError, ModelStopped)
 def operation_seconds() -> float:
     """The deadline of one protocol operation: Inspect's `--timeout` (a model request's), else
     OPERATION_SECONDS."""
-    from inspect_ai.model._generate_config import active_generate_config
+    from ..runtime.inspect_internals import active_generate_config
 
     timeout = active_generate_config().timeout
     return float(timeout) if timeout else OPERATION_SECONDS

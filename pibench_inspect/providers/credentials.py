@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import _bootstrap  # noqa: F401  (before litellm loads)
 
-from inspect_ai._util.error import PrerequisiteError
+from ..runtime.inspect_internals import PrerequisiteError
 
 
 class MissingCredentials(PrerequisiteError, ValueError):

@@ -14,19 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, RetryDecision
-from inspect_ai.model._openai import (
-    chat_choices_from_openai,
-    messages_to_openai,
-    model_output_from_openai,
-    openai_chat_tool_choice,
-    openai_chat_tools,
-)
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, RetryDecision, messages_to_openai
 from inspect_ai.tool import ToolChoice, ToolInfo
 from openai.types.chat import ChatCompletion
 
 from .. import _bootstrap  # noqa: F401  (before litellm loads)
 from ..conversation.json_safe import json_safe_calls
+from ..runtime.inspect_internals import model_output_from_openai, openai_chat_tool_choice, openai_chat_tools
 from .credentials import require_credentials
 
 RETRYABLE = ("RateLimitError", "APIConnectionError", "Timeout", "ServiceUnavailableError", "InternalServerError")
@@ -134,7 +128,7 @@ class LiteLLMAPI(ModelAPI):
                 return stopped
             raise LiteLLMCallError(err) from None
         completion = ChatCompletion.model_validate(response.model_dump())
-        output = model_output_from_openai(completion, chat_choices_from_openai(completion, tools))
+        output = model_output_from_openai(completion, tools)
         for choice in output.choices:
             # arguments the log cannot hold (nested past its depth limit, NaN) become the call's
             # parse error before Inspect records this output: the log is never lost to them

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspect_ai._util.error import is_cancellation_message
+from ..runtime.inspect_internals import is_cancellation_message
 from inspect_ai.hooks import Hooks, RunEnd, SampleEnd, TaskStart, hooks
 
 from ..conversation.termination import AGENT_STOPS

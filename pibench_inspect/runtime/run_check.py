@@ -70,10 +70,10 @@ def expected_samples(spec: Any) -> int:
     samples = spec.dataset.samples or 0
     limit = spec.config.limit
     if spec.config.sample_id is not None:
-        from inspect_ai._eval.task.util import sample_id_filter
+        from .inspect_internals import sample_id_matcher
 
-        matcher = sample_id_filter(spec.config.sample_id)
-        samples = sum(1 for sid in spec.dataset.sample_ids or [] if matcher.matches(sid))
+        matches = sample_id_matcher(spec.config.sample_id)
+        samples = sum(1 for sid in spec.dataset.sample_ids or [] if matches(sid))
     elif limit is not None:
         chosen = slice(*limit) if isinstance(limit, (tuple, list)) else slice(0, limit)
         samples = len(range(samples)[chosen])
