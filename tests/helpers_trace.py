@@ -6,10 +6,15 @@ from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessag
 from inspect_ai.tool import ToolCall, ToolCallError
 
 from pibench_inspect.checks.trace import build_trace
+from pibench_inspect.environment.tools import BLOCKED_ERROR_TYPE, BLOCKED_MESSAGE
+
+# a call the hard gate stopped, as Inspect records it (environment/tools.py)
+BLOCKED = ToolCallError(BLOCKED_ERROR_TYPE, f"{BLOCKED_MESSAGE}.")
 
 
 def conversation(*steps):
-    """steps: ("user", text) | ("say", text) | ("call", name, args[, error]) ."""
+    """steps: ("user", text) | ("say", text) | ("call", name, args[, error]); an error is a
+    ToolCallError, or text for an ordinary failed call."""
     msgs = [ChatMessageSystem(content="policy")]
     n = 0
     for step in steps:
@@ -24,7 +29,7 @@ def conversation(*steps):
             n += 1
             msgs.append(ChatMessageAssistant(content="", tool_calls=[ToolCall(id=cid, function=name, arguments=args)]))
             msgs.append(ChatMessageTool(content="{}" if not error else "", tool_call_id=cid, function=name,
-                                        error=ToolCallError("unknown", error) if error else None))
+                                        error=(error if isinstance(error, ToolCallError) else ToolCallError("unknown", error)) if error else None))
     return msgs
 
 

@@ -10,6 +10,7 @@ from inspect_ai.model import get_model
 
 from conftest import MINI, mini_copies, mini_scenario, mock_outputs, run_eval, sample_scores
 from pibench_inspect.analysis import final_state
+from pibench_inspect.checks.trace import build_trace
 from pibench_inspect.conversation.solver import STATE_CHANGES, TERMINATION, USER_MODEL
 from conftest import registered
 from pibench_inspect.pibench import pibench
@@ -169,6 +170,8 @@ def test_hard_gate_blocks_forbidden_tools():
     assert final_state(log, sample)["orders"]["O-2"]["status"] == "delivered"
     blocked = [m for m in sample.messages if m.role == "tool" and m.error]
     assert blocked and "not permitted by policy" in blocked[0].error.message
+    assert blocked[0].error.type == "permission"  # the structure the checks recognise a blocked call by
+    assert [e.name for e in build_trace(sample.messages).entries if e.blocked] == [blocked[0].function]
     assert sample.scores["pibench_scorer"].metadata["event_flags"]["AT_r"] is True
 
 

@@ -128,3 +128,34 @@ def test_python_handler_stands_in(tmp_path):
         "handler": "pibench_inspect.environment.handlers_demo:count_rows",
     })
     assert execute(spec, fresh(), {}) == {"collection": "orders", "count": 3}
+
+
+def test_only_the_hard_gate_ends_a_call_as_a_permission_error(monkeypatch):
+    """Inspect records a PermissionError as a "permission" tool error, the type a blocked call is
+    recognised by: any other call raising one becomes an ordinary tool error."""
+    import asyncio
+
+    from inspect_ai.model import ChatMessageAssistant, execute_tools
+    from inspect_ai.tool import ToolCall
+
+    from pibench_inspect.checks.trace import build_trace
+    from pibench_inspect.environment import tools
+
+    def denied(*args, **kwargs):
+        raise PermissionError("Tool not permitted by policy")
+
+    monkeypatch.setattr(tools, "execute", denied)
+    spec = DOMAIN.tool_index["lookup_order"]
+    state = fresh()
+    calls = [ToolCall(id="a", function="lookup_order", arguments={"order_id": "O-1"})]
+    message = ChatMessageAssistant(content="", tool_calls=calls)
+
+    async def run(blocked: bool):
+        result = await execute_tools([message], [tools.tool_def(spec, state, blocked=blocked)])
+        return [m for m in result.messages if m.role == "tool"][0]
+
+    ordinary, gated = asyncio.run(run(False)), asyncio.run(run(True))
+    assert ordinary.error.type == "unknown" and "Tool not permitted by policy" in ordinary.error.message
+    assert gated.error.type == tools.BLOCKED_ERROR_TYPE
+    assert [e.blocked for e in build_trace([message, ordinary]).entries] == [False]
+    assert [e.blocked for e in build_trace([message, gated]).entries] == [True]

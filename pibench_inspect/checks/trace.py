@@ -13,7 +13,7 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 
-from ..environment.tools import BLOCKED_MESSAGE
+from ..environment.tools import BLOCKED_ERROR_TYPE
 
 
 @dataclass
@@ -25,10 +25,12 @@ class TraceEntry:
     message_index: int  # index of the assistant message in the conversation
     error: str | None = None
     result: str | None = None
+    error_type: str | None = None  # Inspect's ToolCallError type
 
     @property
     def blocked(self) -> bool:
-        return bool(self.error) and BLOCKED_MESSAGE in (self.error or "")
+        """Stopped by the hard gate: told by the error's type, which only the gate produces."""
+        return self.error_type == BLOCKED_ERROR_TYPE
 
     def result_json(self) -> Any:
         try:
@@ -84,6 +86,7 @@ def build_trace(messages: list[ChatMessage]) -> Trace:
                         message_index=i,
                         error=(res.error.message if res is not None and res.error else None),
                         result=(res.text if res is not None else None),
+                        error_type=(res.error.type if res is not None and res.error else None),
                     )
                 )
         elif m.role == "user":

@@ -20,6 +20,10 @@ from .state import StateDB
 STOP_GRACE = 5.0
 
 BLOCKED_MESSAGE = "Tool not permitted by policy"
+# A call the hard gate blocks raises PermissionError, which Inspect records as a tool error of
+# this type; no other call can end so (run_call turns any other PermissionError into an ordinary
+# tool error), so a blocked call is told by its structure, never by text an agent can influence.
+BLOCKED_ERROR_TYPE = "permission"
 # JSON-schema keywords a catalog must not rely on. Inspect builds a tool's parameters with its
 # ToolParams / JSONSchema models, which keep only their own fields and silently drop every other
 # keyword (minItems, maxItems, uniqueItems, exclusiveMinimum, exclusiveMaximum, multipleOf, title,
@@ -71,7 +75,7 @@ def with_descriptions(schema: dict[str, Any]) -> dict[str, Any]:
 def tool_def(spec: ToolSpec, state: StateDB, *, blocked: bool = False) -> ToolDef:
     async def run(**kwargs: Any) -> str:
         if blocked:
-            raise ToolError(BLOCKED_MESSAGE)
+            raise PermissionError(BLOCKED_MESSAGE)
         result = await run_call(spec, state, kwargs)
         return json.dumps(result, default=str)
 
@@ -95,6 +99,8 @@ async def run_call(spec: ToolSpec, state: StateDB, arguments: dict[str, Any]) ->
         return outcome.value
     if isinstance(outcome.error, ToolCallError):
         raise ToolError(str(outcome.error)) from None
+    if isinstance(outcome.error, PermissionError):  # only the hard gate's calls end as "permission"
+        raise ToolError(f"{spec.name} failed: {outcome.error}") from None
     raise outcome.error
 
 
