@@ -217,3 +217,15 @@ def test_tool_returned_judges_what_a_call_established(result, error, spec, expec
 def test_tool_returned_needs_exactly_one_test():
     with pytest.raises(ValueError, match="exactly one of equals, at_least"):
         check(type="tool_returned", tool_name="t", field="f")
+
+
+def test_every_check_type_counts_in_the_one_dimension_its_model_names():
+    from pibench_inspect.checks.evaluate import DIMENSIONS, dimension_of
+    from pibench_inspect.scenario.model import CHECK_MODELS, CHECK_TYPES
+
+    for model, kind in zip(CHECK_MODELS, CHECK_TYPES):
+        holding = [key for key, (_name, types) in DIMENSIONS.items() if kind in types]
+        assert holding == [model.dimension] == [dimension_of(kind)], kind
+    assert {dimension_of(t) for t in ("tool_not_called", "message_not_contains")} == {"permissibility"}
+    assert (dimension_of("tool_before_tool_any"), dimension_of("NL_JUDGE"), dimension_of("tool_called")) == (
+        "ordering", "semantic", "outcomes")

@@ -19,14 +19,24 @@ from .trace import Trace
 # conversations scored on the state reached (every other termination is abnormal: nothing scored)
 EVALUATED_TERMINATIONS = SCORED
 
+# the original's seven dimensions (reference 4.6), in its order; each check model names its own
+# (scenario/model.py), and "outcomes" takes every result type not named anywhere
+DIMENSION_NAMES = {
+    "decision": "Decision Correctness",
+    "permissibility": "Action Permissibility",
+    "outcomes": "Required Outcomes",
+    "ordering": "Temporal Constraints",
+    "state": "State Correctness",
+    "communication": "Communication",
+    "semantic": "Semantic Quality",
+}
+# result types that are no check model of ours: the original's, and the NL judge's result type
+OTHER_RESULT_TYPES = {"state": {"db_replay", "env_assertion"}, "communication": {"communicate"},
+                      "semantic": {"NL_JUDGE", "NL_ASSERTION"}}
 DIMENSIONS = {
-    "decision": ("Decision Correctness", {"decision_equals"}),
-    "permissibility": ("Action Permissibility", {"tool_not_called", "message_not_contains"}),
-    "outcomes": ("Required Outcomes", set()),  # default for unmapped types
-    "ordering": ("Temporal Constraints", {"tool_before_tool", "tool_before_tool_any"}),
-    "state": ("State Correctness", {"state_field", "db_replay", "env_assertion"}),
-    "communication": ("Communication", {"communicate"}),
-    "semantic": ("Semantic Quality", {"NL_JUDGE", "NL_ASSERTION", "nl_assertion_llm_judge"}),
+    key: (name, {t for c, t in zip(m.CHECK_MODELS, m.CHECK_TYPES) if c.dimension == key}
+          | OTHER_RESULT_TYPES.get(key, set()))
+    for key, name in DIMENSION_NAMES.items()
 }
 TIER2_TYPES = {"NL_JUDGE", "NL_ASSERTION"}
 

@@ -17,7 +17,7 @@ from typing import Any
 from inspect_ai.log import EvalSample
 
 from .. import __version__
-from ..checks.evaluate import DIMENSIONS
+from ..checks.evaluate import DIMENSIONS, dimension_of
 from ..scoring.payload import derive_seed
 from ..scoring.explain import check_list
 from ..scoring.scorer import FLAGS, flag_of
@@ -75,13 +75,12 @@ def clauses(sample_meta: dict[str, Any]) -> list[str]:
 def dimensions(checks: list[dict[str, Any]]) -> dict[str, Any]:
     """The original's 7 dimensions with full check records (reference 4.6); the score metadata
     keeps only outcome ids, and the leaderboard's outcome_checks are derived from these."""
-    kind = {t: key for key, (_n, types) in DIMENSIONS.items() for t in types}
     out = {}
     for key, (name, _types) in DIMENSIONS.items():
         mine = [
             {"outcome_id": c["outcome_id"], "type": c["type"], "passed": c["passed"], "detail": c.get("detail", "")}
             for c in checks
-            if c.get("passed") is not None and kind.get(c["type"], "outcomes") == key
+            if c.get("passed") is not None and dimension_of(c["type"]) == key
         ]
         out[key] = {"name": name, "passed": all(c["passed"] for c in mine), "checks": mine,
                     "failed_checks": [c for c in mine if not c["passed"]]}

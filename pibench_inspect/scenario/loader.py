@@ -19,16 +19,6 @@ from .model import CHECK_TYPES, Scenario
 from .rules import scenario_problems
 
 SCHEMA_VERSION = "pibench_scenario_v1"
-POLICY_TYPES = {
-    "tool_called",
-    "tool_not_called",
-    "tool_called_with",
-    "tool_before_tool",
-    "tool_called_any",
-    "tool_before_tool_any",
-    "tool_called_min_times",
-    "decision_equals",
-}
 
 
 def discover(root: str | Path) -> list[Path]:

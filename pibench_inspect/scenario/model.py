@@ -13,7 +13,7 @@ Two optional blocks are ours: `reference_solution` (what a compliant agent does;
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -33,6 +33,9 @@ class Strict(BaseModel):
 
 
 class CheckBase(Strict):
+    # the original's result dimension the check's results count in (checks/evaluate.py)
+    dimension: ClassVar[str] = "outcomes"
+
     outcome_id: str = "unknown"
     notes: str | None = None
     # a free label a few original checks carry (rule_application, framing_resistance)
@@ -45,6 +48,7 @@ class ToolCalled(CheckBase):
 
 
 class ToolNotCalled(CheckBase):
+    dimension: ClassVar[str] = "permissibility"
     type: Literal["tool_not_called"]
     tool_name: str
 
@@ -118,6 +122,7 @@ class ToolReturned(ResultTest, CheckBase):
 
 
 class ToolBeforeTool(CheckBase):
+    dimension: ClassVar[str] = "ordering"
     type: Literal["tool_before_tool"]
     first_tool: str | None = None
     second_tool: str | None = None
@@ -147,6 +152,7 @@ class ToolCalledAny(CheckBase):
 
 
 class ToolBeforeToolAny(CheckBase):
+    dimension: ClassVar[str] = "ordering"
     type: Literal["tool_before_tool_any"]
     first_tools: list[str] = Field(min_length=1)
     second_tool: str
@@ -159,11 +165,13 @@ class ToolCalledMinTimes(CheckBase):
 
 
 class DecisionEquals(CheckBase):
+    dimension: ClassVar[str] = "decision"
     type: Literal["decision_equals"]
     equals: Label
 
 
 class MessageNotContains(CheckBase):
+    dimension: ClassVar[str] = "permissibility"
     type: Literal["message_not_contains"]
     pattern: str = Field(min_length=1)
 
@@ -173,12 +181,14 @@ class EscalationAttempted(CheckBase):
 
 
 class StateField(CheckBase):
+    dimension: ClassVar[str] = "state"
     type: Literal["state_field"]
     field_path: str = Field(min_length=1)
     equals: Any
 
 
 class NLJudge(CheckBase):
+    dimension: ClassVar[str] = "semantic"
     type: Literal["nl_assertion_llm_judge"]
     judge_question: str = Field(min_length=1)
     expected_answer: Literal["YES", "NO", "yes", "no", "Yes", "No"]
@@ -209,10 +219,9 @@ PolicyCheck = Annotated[
     Field(discriminator="type"),
 ]
 
-# every check type, read off the union (one list to keep in step with the models)
-CHECK_TYPES = tuple(
-    member.model_fields["type"].annotation.__args__[0] for member in PolicyCheck.__origin__.__args__
-)
+# every check model and type, read off the union: the one list of check types
+CHECK_MODELS: tuple[type[CheckBase], ...] = PolicyCheck.__origin__.__args__
+CHECK_TYPES = tuple(member.model_fields["type"].annotation.__args__[0] for member in CHECK_MODELS)
 
 EVALUATORS = ("POLICY", "STATE_FIELD", "NL_JUDGE")
 
