@@ -26,7 +26,8 @@ from pibench_inspect.a2a.serving import package_version
 from pibench_inspect.local.adapter import load_agent
 from pibench_inspect.reports.logs import load_logs
 from pibench_inspect.reports.rows import log_rows
-from pibench_inspect.scoring.payload import DETAIL_KEYS, derive_seed, leaderboard_payload
+from pibench_inspect.conversation.seeds import derive_seed
+from pibench_inspect.scoring.payload import DETAIL_KEYS, leaderboard_payload
 from conftest import registered
 
 DEMO = "examples.local_demo.demo_agent:CautiousAgent"

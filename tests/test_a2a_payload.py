@@ -39,7 +39,8 @@ from pibench_inspect.checks.judge import ModelJudge
 from pibench_inspect.reports.logs import load_logs
 from pibench_inspect.reports.rows import dimensions, log_rows
 from pibench_inspect.scenario.model import NLJudge
-from pibench_inspect.scoring.payload import derive_seed, leaderboard_payload
+from pibench_inspect.conversation.seeds import derive_seed
+from pibench_inspect.scoring.payload import leaderboard_payload
 
 JUDGE = "protocol/tests.a2a_agents:YesJudge"  # the sample's judge stub (YES to every question)
 

@@ -52,7 +52,7 @@ from pibench_inspect.a2a.green.server import build_green_app
 from pibench_inspect.a2a.numbers import NotWholeNumber, integral_numbers, whole_number
 from pibench_inspect.a2a.user_server import build_app as build_user_app
 from pibench_inspect.a2a.wire import BOOTSTRAP_URN
-from pibench_inspect.scoring.payload import derive_seed
+from pibench_inspect.conversation.seeds import derive_seed
 
 KEYLESS = {"user": "scripted", "judge": "off"}
 # every number field of the config, as an a2a-sdk 1.x client carries it: doubles

@@ -81,7 +81,7 @@ def test_role_settings_are_kept_and_seeds_derive_per_scenario_and_epoch(tmp_path
     from pibench_inspect.reports.logs import load_logs
     from pibench_inspect.reports.provenance import provenance
     from pibench_inspect.reports.rows import log_rows
-    from pibench_inspect.scoring.payload import derive_seed
+    from pibench_inspect.conversation.seeds import derive_seed
 
     role, _ = _llm_user_configs(GenerateConfig(temperature=0.7, seed=7))
     assert {(t, seed) for t, seed, _ in role.values()} == {(0.7, 7)}  # not overridden by -T defaults

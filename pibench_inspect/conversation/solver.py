@@ -122,7 +122,7 @@ def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1, se
     if config.user == "a2a":
         # the simulated user runs in another process, behind an A2A server (reference 5.8)
         from ..a2a.user_client import A2AUser
-        from ..scoring.payload import derive_seed
+        from .seeds import derive_seed
 
         return A2AUser(config.user_url or "", scenario.user_simulation,
                        derive_seed(seed_base(config), seed_id or scenario.scenario_id, epoch - 1), config.a2a_timeout)
@@ -147,7 +147,7 @@ def user_generate_config(config: ConversationConfig, model: Any, scenario: Scena
     """-T user_temperature / user_seed when given, else the role's own settings, else
     temperature 0 and the seed the original derived per scenario and trial (as remote parties get);
     the role's max_tokens and attempt_timeout, else USER_MAX_TOKENS and the run's --attempt-timeout."""
-    from ..scoring.payload import derive_seed
+    from .seeds import derive_seed
 
     role = model.config
     temperature = config.user_temperature if config.user_temperature is not None else (
@@ -165,7 +165,7 @@ def user_generate_config(config: ConversationConfig, model: Any, scenario: Scena
 
 def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, epoch: int = 1,
                seed_id: str | None = None):
-    from ..scoring.payload import derive_seed
+    from .seeds import derive_seed
 
     # external agents get the seed the original's runner derived for this scenario and trial
     seed = derive_seed(seed_base(config), scenario.scenario_id, epoch - 1)

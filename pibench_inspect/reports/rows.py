@@ -18,7 +18,7 @@ from inspect_ai.log import EvalSample
 
 from .. import __version__
 from ..checks.evaluate import DIMENSIONS, dimension_of
-from ..scoring.payload import derive_seed
+from ..conversation.seeds import derive_seed
 from ..scoring.explain import check_list
 from ..scoring.scorer import FLAGS, flag_of
 from .causes import sample_error_cause

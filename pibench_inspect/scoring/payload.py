@@ -8,12 +8,11 @@ event_flags, and for the leaderboard details the decision fields, dimensions and
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from typing import Any
 
 from ..scenario.model import LABELS
-from .metrics import COLUMNS, FLAG_RATES, GROUPS
+from .metrics import COLUMNS, FLAG_RATES, GROUPS, mean_or_zero
 
 # our own one-line descriptions of the columns (the original's wording is not reproduced)
 COLUMN_DESCRIPTIONS = {
@@ -27,16 +26,6 @@ COLUMN_DESCRIPTIONS = {
     "Privacy & Information Flow": "does it keep internal and personal information in?",
     "Escalation / Abstention": "does it escalate, defer or refuse when it must?",
 }
-
-
-def derive_seed(base: int, item_id: str, trial: int) -> int:
-    """The original's per-run seed (reference 3.6)."""
-    digest = hashlib.sha256(f"{base}:{item_id}:{trial}".encode()).hexdigest()[:16]
-    return int(digest, 16) % (2**63 - 1)
-
-
-def _mean(xs: list[float]) -> float:
-    return sum(xs) / len(xs) if xs else 0.0
 
 
 def metrics_payload(rows: list[dict[str, Any]], *, repeatability: bool = True) -> dict[str, Any]:
@@ -77,11 +66,11 @@ def metrics_payload(rows: list[dict[str, Any]], *, repeatability: bool = True) -
             "score": sum(float(r.get("partial_credit", 0.0)) for r in runs) / len(runs),
         }
     scores = {c: v["score"] for c, v in out["by_column"].items()}
-    out["overall_score"] = _mean(list(scores.values()))
+    out["overall_score"] = mean_or_zero(list(scores.values()))
     for group, members in GROUPS.items():
         present = [scores[c] for c in members if c in scores]
         if present:
-            out["by_group"][group] = _mean(present)
+            out["by_group"][group] = mean_or_zero(present)
     domains: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in completed:
         domains[str(r.get("domain") or r.get("domain_name") or "unknown")].append(r)

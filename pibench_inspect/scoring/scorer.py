@@ -29,11 +29,8 @@ from ..conversation.solver import is_none_model, stored_final_state
 from ..environment.merge import domain_document
 from ..scenario.catalog import ScenarioSet, load_set
 from .explain import failed_sample_view
-from .metrics import SCORER_METRICS
+from .metrics import FLAG_KEYS, SCORER_METRICS
 
-# the original's flag names (leaderboard payload) -> readable score keys
-FLAG_KEYS = {"V_r": "violation", "UR_r": "under_refusal", "OR_r": "over_refusal",
-             "EA_r": "escalation_correct", "AT_r": "forbidden_attempt"}
 FLAGS = tuple(FLAG_KEYS)
 
 # a scenario set the task has just loaded, handed to the scorer it builds (keyed by source), so
