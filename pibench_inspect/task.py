@@ -29,7 +29,7 @@ from .scenario.content_hash import content_hash
 from .scenario.shard import in_shard, parse_shard
 from .scoring.metrics import COLUMNS
 from .scoring.metrics import DESCRIPTIONS as METRIC_DESCRIPTIONS
-from .scoring.scorer import hand_over, pibench_scorer
+from .scoring.scorer import pibench_scorer
 
 logger = logging.getLogger(__name__)
 
@@ -403,7 +403,6 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
 
         require_reachable(args)  # a dead URL stops the run here, in one line, not per sample
     source = str(scenario_set.source) if scenario_set.source else None
-    hand_over(source, scenario_set)
     return Task(
         dataset=ScenarioDataset([sample_for(e, args.ablation) for e in chosen], name=domain or "pibench"),
         # shown under the task's name in `inspect view` (its header and the log list's Tags
@@ -411,7 +410,7 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
         tags=run_tags(args),
         solver=conversation(scenario_set.resolve, config),
         # arguments Inspect records in the log, so `inspect score` rebuilds this scorer
-        scorer=pibench_scorer(source=source, judge=args.judge, parity=parity),
+        scorer=pibench_scorer(source=source, judge=args.judge, parity=parity, scenarios=scenario_set),
         metadata={
             "pibench": args.model_dump(),
             "domain": domain or "all",

@@ -50,6 +50,29 @@ def test_changed_check_changes_the_rescored_result(mini_source, tmp_path, capsys
         out / "report.md").read_text()
 
 
+def test_the_task_passes_its_scenario_set_to_its_scorer_and_a_rebuilt_scorer_loads_it(mini_source, tmp_path, monkeypatch):
+    """The scorer a task builds gets the task's scenario set as an argument (no hand-over through a
+    module global); the log keeps only its type name, and the scorer `inspect score LOG` rebuilds
+    from the logged arguments loads the source again."""
+    from inspect_ai import score
+    from inspect_ai._eval.score import resolve_scorers  # what `inspect score LOG` rebuilds with
+
+    import pibench_inspect.scoring.scorer as scoring
+
+    loads: list = []
+    real = scoring.load_set
+    monkeypatch.setattr(scoring, "load_set", lambda source: loads.append(source) or real(source))
+    log = run_eval(registered(source=str(mini_source), scenarios="MINI_001_REFUND_OK", agent="oracle",
+                              user="scripted"), log_dir=str(tmp_path / "logs"))
+    assert loads == []  # the task's own set
+    assert log.eval.scorers[0].options["scenarios"] == "ScenarioSet"
+    assert log.eval.scorers[0].options["source"] == str(mini_source)
+    rebuilt = resolve_scorers(log)
+    assert loads == [str(mini_source)]
+    again = score(log, rebuilt, action="overwrite", display="none")
+    assert again.samples[0].scores["pibench_scorer"].value == log.samples[0].scores["pibench_scorer"].value
+
+
 @pytest.mark.slow
 def test_rescore_changes_the_scoring_through_the_command(tmp_path):
     """`pibench rescore --scoring parity|strict`: the scorer's scoring argument changes there too.

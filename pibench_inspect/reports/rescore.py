@@ -19,7 +19,7 @@ from inspect_ai import score as inspect_score
 from inspect_ai.log import EvalLog, write_eval_log
 
 from ..scenario.catalog import load_set
-from ..scoring.scorer import hand_over, pibench_scorer
+from ..scoring.scorer import pibench_scorer
 from ..task import REMOVED, parse_args
 from .logs import ReportInputError, load_logs
 
@@ -51,9 +51,8 @@ def rescore(log_path: str | Path, out: str | Path, *, source: str | None = None,
                                f"{sset.source or 'the shipped set'}; pass --source")
     parity = {"parity": True, "strict": False}.get(args.scoring)
     source_arg = str(sset.source) if sset.source else None
-    hand_over(source_arg, sset)
     # the same scorer Inspect rebuilds for `inspect score LOG` (metrics read every run, no reducer)
-    new = inspect_score(log, pibench_scorer(source=source_arg, judge=args.judge, parity=parity),
+    new = inspect_score(log, pibench_scorer(source=source_arg, judge=args.judge, parity=parity, scenarios=sset),
                         action="overwrite", display="none")
     meta = dict(new.eval.metadata or {})
     meta["pibench"] = {**meta.get("pibench", {}), "source": args.source, "judge": args.judge, "scoring": args.scoring}

@@ -33,15 +33,6 @@ from .metrics import FLAG_KEYS, SCORER_METRICS
 
 FLAGS = tuple(FLAG_KEYS)
 
-# a scenario set the task has just loaded, handed to the scorer it builds (keyed by source), so
-# the set is not loaded twice; a scorer rebuilt from a log (inspect score) loads it afresh
-_HANDED: dict[str | None, ScenarioSet] = {}
-
-
-def hand_over(source: str | None, scenario_set: ScenarioSet) -> None:
-    _HANDED[source] = scenario_set
-
-
 def score_value(ev: Evaluation) -> dict[str, float]:
     return {
         "all_passed": float(ev.all_passed),
@@ -113,7 +104,8 @@ def grader(mode: str) -> tuple[ModelJudge | None, str]:
 
 
 @scorer(metrics=SCORER_METRICS)
-def pibench_scorer(source: str | None = None, judge: str = "auto", parity: bool | None = None) -> Scorer:
+def pibench_scorer(source: str | None = None, judge: str = "auto", parity: bool | None = None,
+                   scenarios: ScenarioSet | None = None) -> Scorer:
     """Score a pi-bench conversation.
 
     Args:
@@ -121,8 +113,11 @@ def pibench_scorer(source: str | None = None, judge: str = "auto", parity: bool 
       judge: NL judge mode: "auto", "on" or "off".
       parity: True scores as the original did, False strictly; None follows the domain
         (original pi-bench folders in parity).
+      scenarios: The scenario set loaded from `source` (the task passes the one its samples
+        come from, so it is not loaded twice). A log keeps only this argument's type name, so
+        a scorer rebuilt from a log (`inspect score`) loads `source` afresh.
     """
-    scenario_set = _HANDED.pop(source, None)
+    scenario_set = scenarios if isinstance(scenarios, ScenarioSet) else None
     if scenario_set is None:
         try:
             scenario_set = load_set(source)
