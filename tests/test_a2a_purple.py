@@ -28,7 +28,7 @@ from pibench_inspect.a2a.client import read_card
 from pibench_inspect.a2a.wire import BOOTSTRAP_URN, A2AError, parse_reply
 from pibench_inspect.conversation.solver import AGENT_ERROR, TERMINATION
 from pibench_inspect.local.adapter import load_agent
-from pibench_inspect.scoring.payload import derive_seed
+from pibench_inspect.conversation.seeds import derive_seed
 from conftest import registered
 
 DEMO = "examples.local_demo.demo_agent:CautiousAgent"

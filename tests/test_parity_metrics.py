@@ -13,7 +13,8 @@ import pytest
 from conftest import NO_SAMPLE, SAMPLE
 from pibench_inspect.parity.replay import replay_one
 from pibench_inspect.scenario.catalog import load_set
-from pibench_inspect.scoring.payload import derive_seed, leaderboard_payload, metrics_payload
+from pibench_inspect.conversation.seeds import derive_seed
+from pibench_inspect.scoring.payload import leaderboard_payload, metrics_payload
 
 pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason=NO_SAMPLE)
 VARIANTS = sorted(p.stem for p in SAMPLE.glob("expected_metrics/*.json")) if SAMPLE.is_dir() else []
