@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from math import comb, sqrt
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from inspect_ai.scorer import Metric, SampleScore, metric
 
@@ -316,36 +316,25 @@ def headline() -> Metric:
     return compute
 
 
-def _part(part: str) -> Metric:
-    def compute(scores: list[SampleScore]) -> dict[str, float]:
-        values = headline_values(scores)
-        return {k: values[k] for k in HEADLINE_PARTS[part] if k in values}  # type: ignore[return-value]
+def _part_metric(part: str, doc: str) -> Callable[[], Metric]:
+    """The registered metric (named `part`) giving one part of the headline."""
 
-    return compute
+    def factory() -> Metric:
+        def compute(scores: list[SampleScore]) -> dict[str, float]:
+            values = headline_values(scores)
+            return {k: values[k] for k in HEADLINE_PARTS[part] if k in values}  # type: ignore[return-value]
 
+        return compute
 
-@metric(name="compliance", scores="unreduced")
-def compliance() -> Metric:
-    """compliance_rate and its family-clustered stderr."""
-    return _part("compliance")
-
-
-@metric(name="overall", scores="unreduced")
-def overall_scores() -> Metric:
-    """overall_score, and semantic_score when the NL tier was scored."""
-    return _part("overall")
+    factory.__name__ = factory.__qualname__ = part
+    factory.__doc__ = doc
+    return metric(name=part, scores="unreduced")(factory)
 
 
-@metric(name="groups", scores="unreduced")
-def groups() -> Metric:
-    """The three group scores: policy_understanding, policy_execution, policy_boundaries."""
-    return _part("groups")
-
-
-@metric(name="errors", scores="unreduced")
-def errors() -> Metric:
-    """error_rate."""
-    return _part("errors")
+compliance = _part_metric("compliance", "compliance_rate and its family-clustered stderr.")
+overall_scores = _part_metric("overall", "overall_score, and semantic_score when the NL tier was scored.")
+groups = _part_metric("groups", "The three group scores: policy_understanding, policy_execution, policy_boundaries.")
+errors = _part_metric("errors", "error_rate.")
 
 
 @metric(scores="unreduced")
