@@ -1,8 +1,8 @@
 """Build the pi-bench Task: scenarios -> samples, the conversation solver, the scorer.
 
 The registered tasks (`pibench`, `pibench_finra`, `pibench_retail`, `pibench_helpdesk` in the
-task files) declare their `-T` arguments with types and docs; every value is validated here
-by `TaskArgs`, so a typo or a bad value is a clear error naming the argument.
+task files) take their `-T` arguments, typed and documented, from `TaskArgs` (task_args.py);
+every value is validated here, so a typo or a bad value is a clear error naming the argument.
 
 Scenario ids are chosen with Inspect's own `--sample-id` (lists and globs), repeated runs with
 Inspect's `--epochs N`: the task defines no arguments for either.
@@ -12,149 +12,26 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Literal
+from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import get_model
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from . import _bootstrap  # noqa: F401  (environment set-up before litellm can load)
-from .conversation.agents import BUILTIN_AGENTS
 from .cli.refusal import Refusal, closest, matches_any, prefix_glob
-from .conversation.solver import ConversationConfig, conversation, is_none_model
+from .conversation.seats import SEATED_AGENTS, SEATED_USERS
+from .conversation.solver import conversation, is_none_model
 from .runtime.inspect_internals import SAMPLE_ID_LOGGER, PrerequisiteError, active_model, sample_id_patterns
 from .scenario.catalog import Entry, ScenarioSet, load_set
 from .scenario.content_hash import content_hash
-from .scenario.shard import in_shard, parse_shard
+from .scenario.shard import in_shard
 from .scoring.metrics import COLUMNS
 from .scoring.metrics import DESCRIPTIONS as METRIC_DESCRIPTIONS
 from .scoring.scorer import pibench_scorer
+from .task_args import LABEL_VALUES, TaskArgs, parse_args
 
 logger = logging.getLogger(__name__)
-
-LABEL_VALUES = ("ALLOW", "ALLOW-CONDITIONAL", "DENY", "ESCALATE")
-
-
-def _split(v: Any) -> list[str] | None:
-    if v is None or v == "":
-        return None
-    if isinstance(v, str):
-        return [x.strip() for x in v.split(",") if x.strip()]
-    return [str(x) for x in v]
-
-
-# Inspect reads -T values as YAML: on/off/yes/no/true/false arrive as booleans
-YAML_BOOL_CHOICES = {"judge": ("on", "off")}
-
-
-class TaskArgs(BaseModel):
-    """Every `-T` argument a pi-bench task accepts (see README: Task arguments)."""
-
-    model_config = ConfigDict(extra="forbid")
-    column: list[str] | None = None  # leaderboard primary column(s)
-    label: list[str] | None = None  # expected label(s)
-    agent: str = "model"
-    # keyword arguments for a module:ClassOrFactory agent (e.g. {"model_name": "gpt-4o-mini"})
-    agent_args: dict[str, Any] = Field(default_factory=dict)
-    # a remote agent under test (-T agent=a2a): its URL, and whether to bootstrap (auto: if its
-    # card declares urn:pi-bench:policy-bootstrap:v1)
-    agent_url: str | None = None
-    agent_mode: Literal["auto", "stateless", "bootstrap"] = "auto"
-    # human: a person plays it (`pibench play`); agent=human likewise
-    user: Literal["llm", "scripted", "solo", "a2a", "human"] = "llm"
-    user_url: str | None = None  # the simulated user over A2A (-T user=a2a)
-    a2a_timeout: float = Field(default=120.0, gt=0)  # seconds per A2A request
-    max_steps: int = Field(default=40, ge=2)
-    max_user_turns: int = Field(default=8, ge=1)
-    # None: the `user` role's own settings (--model-role user={model: ..., temperature: ...}),
-    # else 0.0 and a seed derived from 42 per scenario and epoch
-    user_temperature: float | None = Field(default=None, ge=0.0)
-    user_seed: int | None = None
-    hard_gate: bool = False
-    # parity: score as the original did (original pi-bench folders default to it); strict: ours
-    scoring: Literal["auto", "parity", "strict"] = "auto"
-    # NL judge (tier 2): auto = the grader role, else the model under test, else not scored
-    judge: Literal["auto", "on", "off"] = "auto"
-    source: str | None = None
-    shard: str | None = None  # K/N: the K-th of N parts of the selection (scenario/shard.py)
-    # the same scenarios with one factor taken away or added (scenario/ablation.py)
-    ablation: Literal["no_pressure", "structured_policy"] | None = None
-
-    _split = field_validator("column", "label", mode="before")(lambda cls, v: _split(v))
-
-    @field_validator("judge", mode="before")
-    @classmethod
-    def _yaml_bool(cls, v: Any) -> Any:
-        if isinstance(v, bool):  # -T judge=on / off / yes / no / true / false
-            on, off = YAML_BOOL_CHOICES["judge"]
-            return on if v else off
-        return v
-    _shard = field_validator("shard", mode="before")(
-        lambda cls, v: None if parse_shard(v) is None else str(v).strip()
-    )
-
-    @field_validator("agent")
-    @classmethod
-    def _known_agent(cls, v: str) -> str:
-        if v not in ("model", "a2a", "human") and v not in BUILTIN_AGENTS and ":" not in v:
-            raise ValueError(
-                f"expected 'model', 'a2a', 'human' (pibench play), one of {', '.join(BUILTIN_AGENTS)}, or "
-                f"module:ClassOrFactory implementing pibench_inspect.local.AgentProtocol; got {v!r}"
-            )
-        return v
-
-    @field_validator("label")
-    @classmethod
-    def _known_labels(cls, v: list[str] | None) -> list[str] | None:
-        bad = [x for x in v or [] if x not in LABEL_VALUES]
-        if bad:
-            raise ValueError(f"unknown label(s) {', '.join(bad)}; labels are {', '.join(LABEL_VALUES)}")
-        return v
-
-    @model_validator(mode="after")
-    def _urls_match_parties(self) -> "TaskArgs":
-        for party, url_arg, url in (("agent", "agent_url", self.agent_url), ("user", "user_url", self.user_url)):
-            remote = getattr(self, party) == "a2a"
-            if remote and not url:
-                raise ValueError(f"-T {party}=a2a needs -T {url_arg}=http://HOST:PORT")
-            if url and not remote:
-                raise ValueError(f"-T {url_arg} is only used with -T {party}=a2a")
-            if url and not url.startswith(("http://", "https://")):
-                raise ValueError(f"-T {url_arg}={url!r} must start with http:// or https://")
-        return self
-
-
-REMOVED = {
-    "epochs": "repeat runs with Inspect's --epochs N (pass^k and PolicyPassAll/Any/ViolationEver follow)",
-    "scenarios": "choose scenarios with Inspect's --sample-id ID[,ID...] (globs allowed; see `pibench list`)",
-}
-
-
-def _problem(e: dict[str, Any], task_args: dict[str, Any]) -> str:
-    """One validation problem as `-T NAME=VALUE: what is wrong (the fix)`."""
-    name = ".".join(str(p) for p in e["loc"])
-    if not name:
-        return e["msg"].removeprefix("Value error, ")
-    head = f"-T {name}={task_args[name]}" if name in task_args and task_args[name] is not None else f"-T {name}"
-    if e["type"] == "extra_forbidden":
-        near = closest(name, TaskArgs.model_fields, 1)
-        return f"{head}: unknown task argument" + (f" (did you mean -T {near[0]}?)" if near else "")
-    return f"{head}: {e['msg'].removeprefix('Value error, ')}"
-
-
-def parse_args(task_args: dict[str, Any]) -> TaskArgs:
-    """The validated task arguments; anything wrong is a Refusal naming each bad argument."""
-    removed = [f"-T {k}: removed; {REMOVED[k]}" for k in task_args if k in REMOVED]
-    if removed:
-        raise Refusal("; ".join(removed))
-    try:
-        return TaskArgs.model_validate(task_args)
-    except ValidationError as err:
-        problems = "; ".join(_problem(e, task_args) for e in err.errors(include_url=False))
-        known = ", ".join(TaskArgs.model_fields)
-        raise Refusal(f"{problems}; the task arguments are {known} (README: Task arguments)") from None
-
 
 def sample_for(entry: Entry, ablation: str | None = None) -> Sample:
     s = entry.scenario
@@ -348,13 +225,17 @@ def run_tags(args: TaskArgs) -> list[str]:
 
 
 def pibench_task(domain: str | None, **task_args: Any) -> Task:
+    """The Task for one domain (or every domain with `domain=None`) from unchecked arguments."""
+    return build_task(domain, parse_args(task_args))
+
+
+def build_task(domain: str | None, args: TaskArgs) -> Task:
     """The Task for one domain (or every domain with `domain=None`)."""
-    args = parse_args(task_args)
-    for role in ("agent", "user"):
-        if getattr(args, role) == "human":  # only `pibench play` seats a person
+    for role, seated in (("agent", SEATED_AGENTS), ("user", SEATED_USERS)):
+        if getattr(args, role) in seated:  # only `pibench play` (a person) or an environment seats one
             from .conversation.seats import require_seat
 
-            require_seat(role, "human")
+            require_seat(role, getattr(args, role))
     check_models(args)
     if ":" in args.agent:  # a module:Class agent: loadable, and its own preflight passes (credentials)
         from .local.adapter import check_agent
@@ -382,22 +263,6 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
     chosen = drop_invalid(chosen)
     if args.ablation:
         chosen = apply_ablation(chosen, args.ablation, scenario_set)
-    parity = {"parity": True, "strict": False}.get(args.scoring)
-    config = ConversationConfig(
-        agent=args.agent,
-        user=args.user,
-        max_steps=args.max_steps,
-        max_user_turns=args.max_user_turns,
-        user_temperature=args.user_temperature,
-        user_seed=args.user_seed,
-        hard_gate=args.hard_gate,
-        parity=parity,
-        agent_args=tuple(sorted(args.agent_args.items())),
-        agent_url=args.agent_url,
-        agent_mode=args.agent_mode,
-        a2a_timeout=args.a2a_timeout,
-        user_url=args.user_url,
-    )
     if "a2a" in (args.agent, args.user):
         from .a2a.reachable import require_reachable
 
@@ -408,9 +273,9 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
         # shown under the task's name in `inspect view` (its header and the log list's Tags
         # column): a built-in, local or A2A agent has no model to tell its runs apart by
         tags=run_tags(args),
-        solver=conversation(scenario_set.resolve, config),
+        solver=conversation(scenario_set.resolve, args),
         # arguments Inspect records in the log, so `inspect score` rebuilds this scorer
-        scorer=pibench_scorer(source=source, judge=args.judge, parity=parity, scenarios=scenario_set),
+        scorer=pibench_scorer(source=source, judge=args.judge, parity=args.parity, scenarios=scenario_set),
         metadata={
             "pibench": args.model_dump(),
             "domain": domain or "all",

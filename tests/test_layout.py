@@ -15,7 +15,7 @@ PACKAGE = ROOT / "pibench_inspect"
 
 # the top of the package: the registered tasks, task building, where data lives, and set-up
 TOP_LEVEL = {
-    "__init__", "_bootstrap", "_registry", "_sync", "analysis", "paths", "task",
+    "__init__", "_bootstrap", "_registry", "_sync", "analysis", "paths", "task", "task_args",
     "pibench", "finra", "retail", "helpdesk",
 }
 

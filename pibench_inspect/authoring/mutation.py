@@ -38,6 +38,7 @@ from ..checks.evaluate import evaluate
 from ..checks.trace import build_trace
 from ..conversation.arguments import fill_arguments
 from ..conversation.offline import play_calls
+from ..conversation.termination import Termination
 from ..domain.catalog import ToolSpec, Verify
 from ..domain.clauses import ClausePatternError
 from ..environment.merge import initial_document
@@ -331,7 +332,7 @@ def mutants(entry: Entry) -> tuple[list[Mutant], list[str]]:
 
 def killed(entry: Entry, mutant: Mutant) -> bool:
     run = play_calls(entry.scenario, entry.domain, mutant.calls, final_text=mutant.final_text)
-    ev = run_now(evaluate(entry.scenario, build_trace(run.messages), run.final_state, "user_stop",
+    ev = run_now(evaluate(entry.scenario, build_trace(run.messages), run.final_state, Termination.USER_STOP,
                            decision_tool=entry.domain.config.decision_tool))
     return not ev.all_passed
 

@@ -13,6 +13,7 @@ from ..checks.evaluate import Evaluation, evaluate
 from ..checks.trace import build_trace
 from ..conversation.agents import builtin_agent
 from ..conversation.offline import OfflineRun, play_calls
+from ..conversation.termination import Termination
 from ..scenario.catalog import Entry
 
 
@@ -27,7 +28,7 @@ def play_agent(entry: Entry, agent: str) -> Evaluation:
         return hit[1]
     s, d = entry.scenario, entry.domain
     run = played_run(entry, agent)
-    ev = run_now(evaluate(s, build_trace(run.messages), run.final_state, "user_stop",
+    ev = run_now(evaluate(s, build_trace(run.messages), run.final_state, Termination.USER_STOP,
                            decision_tool=d.config.decision_tool))
     _PLAYED[key] = (entry.scenario, ev)
     return ev

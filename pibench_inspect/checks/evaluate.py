@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
-from ..conversation.termination import SCORED
+from ..conversation.termination import SCORED, Termination
 from ..scenario import model as m
 from .decision import Decision, resolve_decision
 from .policy import CheckResult, run_check, run_state_check
@@ -120,7 +120,7 @@ async def evaluate(
     scenario: m.Scenario,
     trace: Trace,
     final_state: dict[str, Any] | None,
-    termination: str | None,
+    termination: Termination | str | None,  # a logged value is the enum's string
     *,
     decision_tool: str = "record_decision",
     judge: Judge | None = None,

@@ -19,6 +19,7 @@ from ..domain.loader import Domain
 from ..environment.merge import domain_document
 from ..scenario import model as m
 from .arguments import fill_arguments
+from .termination import Termination
 
 HELD_PATH = re.compile(r"^activity\.pending_requests\[request_id=([^\]]+)\]\.status$")
 
@@ -129,7 +130,7 @@ def explain_unsatisfiable(scenario: m.Scenario, domain: Domain, solution: m.Solu
     from .offline import play_calls
 
     run = play_calls(scenario, domain, solution.tool_calls, final_text="Done.")
-    ev = run_sync(evaluate(scenario, build_trace(run.messages), run.final_state, "user_stop",
+    ev = run_sync(evaluate(scenario, build_trace(run.messages), run.final_state, Termination.USER_STOP,
                               decision_tool=domain.config.decision_tool, parity=domain.original_layout))
     notes = []
     for r in ev.failed:

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from ..domain.loader import Domain
     from ..scenario.model import Scenario
 
-# the solver's ConversationConfig (not imported: the solver imports this module)
-ConversationConfig = Any
+# the task's TaskArgs (not imported: task_args.py imports this module for the seated names)
+TaskArgs = Any
 
 # agent and user names a seat stands for (never a model, a built-in or a remote party)
 SEATED_AGENTS = ("human", "policy")
@@ -32,9 +32,9 @@ WHERE = {
 
 
 class Seat(Protocol):
-    def agent(self, name: str, scenario: "Scenario", domain: "Domain", config: ConversationConfig) -> Any: ...
+    def agent(self, name: str, scenario: "Scenario", domain: "Domain", config: TaskArgs) -> Any: ...
 
-    def user(self, name: str, scenario: "Scenario", config: ConversationConfig) -> Any: ...
+    def user(self, name: str, scenario: "Scenario", config: TaskArgs) -> Any: ...
 
 
 # a context variable, not a global: each environment runs its episodes in a context of its own,
@@ -62,9 +62,9 @@ def require_seat(role: str, name: str) -> Seat:
     return seat
 
 
-def seated_agent(config: ConversationConfig, scenario: "Scenario", domain: "Domain") -> Any:
+def seated_agent(config: TaskArgs, scenario: "Scenario", domain: "Domain") -> Any:
     return require_seat("agent", config.agent).agent(config.agent, scenario, domain, config)
 
 
-def seated_user(config: ConversationConfig, scenario: "Scenario") -> Any:
+def seated_user(config: TaskArgs, scenario: "Scenario") -> Any:
     return require_seat("user", config.user).user(config.user, scenario, config)

@@ -1,46 +1,36 @@
-"""The conversation solver: agent and simulated user take turns over the sample's tools.
+"""The conversation solver: scenario -> environment -> conversation -> store.
 
-Steps are counted as in the original (each agent message, each tool execution and each user
-message is one step); the run ends when the user stops, the agent sends a stop token or says
-nothing at all, a party's model stops without an answer (conversation/termination.py), or
-`max_steps` is reached. The final state is written to the store in
-`finally`, so a sample cut short by an Inspect limit is still scored on its real end state.
+For each sample: the scenario and its domain, the sample's private state and its tools, the
+agent and the user, then the conversation (conversation/orchestrator.py), which ends with a
+`Termination` (conversation/termination.py) written to the store. The steps taken and what
+changed in the state are written in `finally`, so a sample cut short by an Inspect limit is
+still scored on its real end state.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from contextlib import nullcontext
 from pathlib import Path
-from dataclasses import dataclass
 from typing import Any, Callable
 
-from inspect_ai.model import (
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageUser,
-    GenerateConfig,
-    ModelOutput,
-    execute_tools,
-    get_model,
-)
+from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, GenerateConfig, get_model
 from inspect_ai.log import transcript
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import LimitExceededError, span, suspend_token_limit, suspend_turn_limit
+from inspect_ai.util import LimitExceededError
 
 from ..domain.loader import Domain
 from ..environment.merge import apply_changes, domain_document
 from ..environment.state import StateDB
 from ..environment.tools import build_tools, settle as settle_state
 from ..scenario.model import Scenario, ToolNotCalled
-from ..local.adapter import AgentProtocolError
 from ..runtime.inspect_internals import active_generate_config, sample_time_is_up
-from .agents import BUILTIN_AGENTS, ModelAgent, ScriptedAgent, builtin_agent
+from ..task_args import TaskArgs
+from .agents import BUILTIN_AGENTS, ModelAgent, builtin_agent
+from .orchestrator import Conversation
 from .prompts import benchmark_context, system_prompt
 from .seats import SEATED_AGENTS, SEATED_USERS, seated_agent, seated_user
-from .users import SOLO_DONE, STOP_TOKENS, USER_MAX_TOKENS, LLMUser, ScriptedUser, SoloUser
-from .json_safe import display_arguments, json_safe_calls
+from .users import USER_MAX_TOKENS, LLMUser, ScriptedUser, SoloUser
 
 from .keys import (  # noqa: F401  (re-exported: tests and reports import them from here)
     GREETING,
@@ -56,12 +46,12 @@ from .keys import (  # noqa: F401  (re-exported: tests and reports import them f
     USER_CONFIG,
     STOP_DETAIL,
 )
-from .termination import ModelStopped, Termination
+from .termination import Termination
 
 SEED_BASE = 42  # the original's default base seed
 
 
-def seed_base(config: "ConversationConfig") -> int:
+def seed_base(config: TaskArgs) -> int:
     return SEED_BASE if config.user_seed is None else config.user_seed
 
 
@@ -87,27 +77,6 @@ def stored_final_state(store: Any, initial: dict[str, Any] | None = None) -> dic
     return apply_changes(initial, json.loads(changes) if isinstance(changes, str) else changes)
 
 
-@dataclass(frozen=True)
-class ConversationConfig:
-    agent: str = "model"
-    user: str = "llm"
-    max_steps: int = 40
-    max_user_turns: int = 8
-    # None: not given (-T), so the `user` role's own settings apply (temperature 0.0 and a seed
-    # derived from 42 per scenario and epoch when the role sets none)
-    user_temperature: float | None = None
-    user_seed: int | None = None
-    hard_gate: bool = False
-    # None: follow the domain (original pi-bench folders open with the original's greeting)
-    parity: bool | None = None
-    agent_args: tuple = ()
-    # remote agents and users over A2A
-    agent_url: str | None = None
-    agent_mode: str = "auto"
-    a2a_timeout: float = 120.0
-    user_url: str | None = None
-
-
 logger = logging.getLogger(__name__)
 
 Resolver = Callable[[str], tuple[Scenario, Domain]]
@@ -118,7 +87,7 @@ def is_none_model(model: Any) -> bool:
     return model.api.model_name == "none" or str(model).startswith("none")
 
 
-def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1, seed_id: str | None = None):
+def make_user(config: TaskArgs, scenario: Scenario, epoch: int = 1, seed_id: str | None = None):
     if config.user == "a2a":
         # the simulated user runs in another process, behind an A2A server (reference 5.8)
         from ..a2a.user_client import A2AUser
@@ -143,7 +112,7 @@ def make_user(config: ConversationConfig, scenario: Scenario, epoch: int = 1, se
     return LLMUser(scenario.user_simulation, model, config.max_user_turns, user_generate_config(config, model, scenario, epoch))
 
 
-def user_generate_config(config: ConversationConfig, model: Any, scenario: Scenario, epoch: int) -> GenerateConfig:
+def user_generate_config(config: TaskArgs, model: Any, scenario: Scenario, epoch: int) -> GenerateConfig:
     """-T user_temperature / user_seed when given, else the role's own settings, else
     temperature 0 and the seed the original derived per scenario and trial (as remote parties get);
     the role's max_tokens and attempt_timeout, else USER_MAX_TOKENS and the run's --attempt-timeout."""
@@ -163,7 +132,7 @@ def user_generate_config(config: ConversationConfig, model: Any, scenario: Scena
     return GenerateConfig(temperature=temperature, seed=seed, attempt_timeout=attempt_timeout, max_tokens=max_tokens)
 
 
-def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, epoch: int = 1,
+def make_agent(config: TaskArgs, scenario: Scenario, domain: Domain, epoch: int = 1,
                seed_id: str | None = None):
     from .seeds import derive_seed
 
@@ -196,16 +165,6 @@ def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, e
     )
 
 
-def show_turn(who: str, said: Any) -> None:
-    """A turn of a party that is not an Inspect model, as an event of the sample's transcript
-    (a model's turns appear there as its model events)."""
-    if isinstance(said, ChatMessageAssistant):
-        # displaying a call never fails the turn, whatever its arguments hold
-        calls = [f"{c.function}({display_arguments(c.arguments)})" for c in said.tool_calls or []]
-        said = "\n".join(x for x in [said.text, *calls] if x) or "(said nothing)"
-    transcript().info(str(said), source=who)
-
-
 async def close_party(party: Any) -> None:
     """Let an agent or user release what it holds (an external agent's stop(), an HTTP client)."""
     if party is None:
@@ -219,138 +178,87 @@ async def close_party(party: Any) -> None:
         logger.warning("closing %s failed: %s", getattr(party, "name", party), err)
 
 
-def party_span(party: Any, label: str) -> Any:
-    """The span a party's turn runs in: a model's calls, a remote or external agent's events and
-    errors are grouped under it and labelled. A scripted party in this process (built-in agents,
-    the scripted and solo users) emits one info event per turn, labelled by its source, and no
-    span: two more events per turn around it added nothing to read and were a fifth of the
-    transcript's cost on keyless runs."""
-    if isinstance(party, (ScriptedAgent, ScriptedUser, SoloUser)):
-        return nullcontext()
-    return span(label, type="agent")
+def forbidden_tools(scenario: Scenario, config: TaskArgs) -> set[str] | None:
+    """-T hard_gate: the tools a tool_not_called check forbids, which then refuse to run."""
+    if not config.hard_gate:
+        return None
+    return {c.tool_name for c in scenario.criteria.policy_checks if isinstance(c, ToolNotCalled)}
 
 
-def agent_stop_token(message: ChatMessageAssistant) -> bool:
-    if (message.metadata or {}).get("pibench_stop"):  # an external agent's is_stop() said so
-        return True
-    text = message.text.strip()
-    return any(tok in text for tok in STOP_TOKENS)
+def start_agent(state: TaskState, scenario: Scenario, domain: Domain, config: TaskArgs) -> Any:
+    agent = make_agent(config, scenario, domain, state.epoch, seed_id(state, scenario))
+    if getattr(agent, "notes", None):
+        # a derived oracle plan that cannot pass every check says which and why
+        state.store.set(ORACLE_NOTES, agent.notes)
+        transcript().info({"oracle cannot satisfy": agent.notes})
+        logger.warning("oracle on %s cannot satisfy: %s", scenario.scenario_id, "; ".join(agent.notes))
+    return agent
+
+
+def start_user(state: TaskState, scenario: Scenario, config: TaskArgs) -> Any:
+    user = make_user(config, scenario, state.epoch, seed_id(state, scenario))
+    state.store.set(USER_MODEL, str(user.model) if isinstance(user, LLMUser) else user.name)
+    if isinstance(user, LLMUser):
+        state.store.set(USER_CONFIG, user.config.model_dump(exclude_none=True))
+    return user
+
+
+def seed_id(state: TaskState, scenario: Scenario) -> str:
+    # the original's A2A path seeds from the scenario file's stem, not the id (reference 3.6)
+    return Path(state.metadata.get("scenario_file") or scenario.scenario_id).stem
+
+
+def opening(scenario: Scenario, domain: Domain, config: TaskArgs) -> list[Any]:
+    """The messages the conversation starts from: the system prompt, and in parity the
+    original's fixed assistant greeting (its judge and JSON-decision parsing see it as agent text)."""
+    messages: list[Any] = [ChatMessageSystem(content=system_prompt(scenario, domain))]
+    if domain.original_layout if config.parity is None else config.parity:
+        messages.append(ChatMessageAssistant(content=GREETING))
+    return messages
+
+
+def save_state_changes(store: Any, db: StateDB) -> None:
+    # what changed, as JSON text: Inspect diffs the store at every span boundary and carries it
+    # into events and the log (twice); one short string is cheap there, the whole ~65 KB
+    # document was not (see StateDB.export_changes_text)
+    store.set(STATE_CHANGES, db.export_changes_text())
+
+
+async def wind_down(store: Any, db: StateDB, parties: tuple[Any, ...]) -> None:
+    """The final-state snapshot, then release: closing a remote party awaits the network, which
+    a cancelled sample may not get to finish."""
+    try:
+        # a tool call still running (the sample was cancelled mid-call) is stopped first
+        if not await settle_state(db):
+            raise RuntimeError("a tool call did not stop, so the sample's state cannot be read")
+        save_state_changes(store, db)
+    finally:
+        db.close()
+        for party in parties:
+            await close_party(party)
 
 
 @solver
-def conversation(resolve: Resolver, config: ConversationConfig = ConversationConfig()) -> Solver:
+def conversation(resolve: Resolver, config: TaskArgs = TaskArgs()) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario, domain = resolve(str(state.sample_id))
-        forbidden = (
-            {c.tool_name for c in scenario.criteria.policy_checks if isinstance(c, ToolNotCalled)}
-            if config.hard_gate
-            else None
-        )
-        db = StateDB(
-            domain_document(domain, scenario), allow_sql=domain.runs_raw_sql, seed=domain.seed_state,
-            limits=domain.config.limits,
-        )
+        db = StateDB(domain_document(domain, scenario), allow_sql=domain.runs_raw_sql, seed=domain.seed_state,
+                     limits=domain.config.limits)
         store = state.store
         store.set(TERMINATION, Termination.NOT_STARTED.value)
         store.set(AGENT, config.agent)
-        steps = 0
+        talk: Conversation | None = None
         agent = user = None
         try:
             # handed to the agent and to execute_tools, not kept in `state.tools`: Inspect
             # re-describes (deep-copies) every tool there at each state snapshot, which cost more
             # than the tools themselves; a model agent's tools are in each of its model events
-            tools = build_tools(domain, scenario, db, forbidden=forbidden)
-            # the original's A2A path seeds from the scenario file's stem, not the id (reference 3.6)
-            seed_id = Path(state.metadata.get("scenario_file") or scenario.scenario_id).stem
-            agent = make_agent(config, scenario, domain, state.epoch, seed_id)
-            if getattr(agent, "notes", None):
-                # a derived oracle plan that cannot pass every check says which and why
-                store.set(ORACLE_NOTES, agent.notes)
-                transcript().info({"oracle cannot satisfy": agent.notes})
-                logger.warning("oracle on %s cannot satisfy: %s", scenario.scenario_id, "; ".join(agent.notes))
-            user = make_user(config, scenario, state.epoch, seed_id)
-            store.set(
-                USER_MODEL, str(user.model) if isinstance(user, LLMUser) else user.name
-            )
-            if isinstance(user, LLMUser):
-                store.set(USER_CONFIG, user.config.model_dump(exclude_none=True))
-            state.messages = [ChatMessageSystem(content=system_prompt(scenario, domain))]
-            if domain.original_layout if config.parity is None else config.parity:
-                # the original's conversations open with a fixed assistant greeting, which its
-                # judge and JSON-decision parsing see as agent text
-                state.messages.append(ChatMessageAssistant(content=GREETING))
-            termination: Termination | None = None
-            while termination is None:
-                # ---- user turn (not counted against the agent's limits)
-                async with party_span(user, "user"):
-                    with suspend_token_limit(), suspend_turn_limit():
-                        turn = await user.next(state.messages)
-                    if not isinstance(user, LLMUser):  # a model user's turn is its model event
-                        show_turn(f"user ({user.name})", turn.text or f"(ends the conversation: {turn.stop})")
-                steps += 1
-                if turn.text:
-                    state.messages.append(ChatMessageUser(content=turn.text))
-                if turn.error:
-                    # the simulator's model stopped (overflow, refusal, nothing): its failure
-                    store.set(USER_ERROR, turn.error)
-                    transcript().info({"user error": turn.error})
-                    termination = Termination.USER_ERROR
-                    break
-                if turn.stop:
-                    if turn.stop == SOLO_DONE:
-                        termination = Termination.AGENT_STOP
-                    elif store.get(USER_ERROR):
-                        # the simulator failed, not the agent: abnormal, as in the original
-                        termination = Termination.USER_ERROR
-                    else:
-                        termination = Termination.USER_STOP
-                    break
-                # ---- agent turn: messages and tool executions until it answers in text
-                while True:
-                    if steps >= config.max_steps:
-                        termination = Termination.MAX_STEPS
-                        break
-                    try:
-                        async with party_span(agent, "agent"):
-                            message = await agent.next(state.messages, tools)
-                            if not isinstance(agent, ModelAgent):  # a model's turn is its model event
-                                show_turn(f"agent ({agent.name})", message)
-                    except ModelStopped as stop:
-                        # the agent's model overflowed, was filtered or said nothing: the run ends
-                        # on the state reached, and the provider's text stays out of the
-                        # conversation (the user simulator never reads it as the agent's words)
-                        store.set(STOP_DETAIL, stop.detail)
-                        transcript().info({str(stop.termination): stop.detail})
-                        if stop.output is not None:
-                            state.output = stop.output
-                        termination = stop.termination
-                        break
-                    except AgentProtocolError as err:
-                        # a broken external agent ends its own run, scored as the original did
-                        store.set(AGENT_ERROR, str(err))
-                        transcript().info({"agent error": str(err)})
-                        termination = Termination.AGENT_ERROR
-                        break
-                    message = json_safe_calls(message)  # NaN/Infinity arguments: a tool error
-                    state.messages.append(message)
-                    state.output = ModelOutput.from_message(message)
-                    steps += 1
-                    if agent_stop_token(message):
-                        termination = Termination.AGENT_STOP
-                        break
-                    if message.tool_calls:
-                        result = await execute_tools(state.messages, tools)
-                        state.messages.extend(result.messages)
-                        steps += 1
-                        continue
-                    if not message.text.strip():
-                        # said nothing and did nothing: every agent path ends the same way
-                        store.set(STOP_DETAIL, f"the agent ({agent.name}) returned an empty reply (no text, no tool call)")
-                        termination = Termination.AGENT_EMPTY
-                    break
-                if termination is None and steps >= config.max_steps:
-                    termination = Termination.MAX_STEPS
-            store.set(TERMINATION, termination.value)
+            tools = build_tools(domain, scenario, db, forbidden=forbidden_tools(scenario, config))
+            agent = start_agent(state, scenario, domain, config)
+            user = start_user(state, scenario, config)
+            state.messages = opening(scenario, domain, config)
+            talk = Conversation(state, agent, user, tools, config.max_steps)
+            store.set(TERMINATION, (await talk.run()).value)
         except LimitExceededError:
             # an Inspect limit (tokens, messages, turns): scored like max_steps, on the state reached
             store.set(TERMINATION, Termination.LIMIT.value)
@@ -361,21 +269,8 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             store.set(TERMINATION, (Termination.LIMIT if sample_time_is_up() else Termination.ERROR).value)
             raise
         finally:
-            # the snapshot first: closing a remote party awaits the network, which a cancelled
-            # sample may not get to finish
-            store.set(STEPS, steps)
-            try:
-                # a tool call still running (the sample was cancelled mid-call) is stopped first
-                if not await settle_state(db):
-                    raise RuntimeError("a tool call did not stop, so the sample's state cannot be read")
-                # what changed, as JSON text: Inspect diffs the store at every span boundary and
-                # carries it into events and the log (twice); one short string is cheap there,
-                # the whole ~65 KB document was not (see StateDB.export_changes_text)
-                store.set(STATE_CHANGES, db.export_changes_text())
-            finally:
-                db.close()
-                for party in (agent, user):
-                    await close_party(party)
+            store.set(STEPS, talk.steps if talk else 0)  # the snapshot, even when a limit aborts
+            await wind_down(store, db, (agent, user))
         return state
 
     return solve

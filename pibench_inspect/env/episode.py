@@ -132,7 +132,7 @@ class PibenchEnv:
 
     def __init__(self, entry: Entry, sset: ScenarioSet, user: str = "scripted", *, max_steps: int = 40,
                  max_user_turns: int = 8, user_model: Any = None, hard_gate: bool = False) -> None:
-        from ..conversation.solver import ConversationConfig
+        from ..task_args import TaskArgs
 
         if user not in ("scripted", "llm", "solo"):
             raise ValueError(f"user={user!r}: expected 'scripted', 'llm' (with user_model=...) or 'solo'")
@@ -144,7 +144,7 @@ class PibenchEnv:
         self._set = sset
         self._config = dict(agent=AGENT, user=user, max_steps=max_steps, max_user_turns=max_user_turns,
                             hard_gate=hard_gate)
-        ConversationConfig(**self._config)  # a bad value fails here, not in the first episode
+        TaskArgs(**self._config)  # a bad value fails here, not in the first episode
         self._user_model = user_model
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -199,7 +199,8 @@ class PibenchEnv:
         from inspect_ai.solver import TaskState
 
         from ..conversation.seats import seated
-        from ..conversation.solver import ConversationConfig, conversation
+        from ..conversation.solver import conversation
+        from ..task_args import TaskArgs
         from ..scoring.scorer import _scorer
         from ..task import sample_for
 
@@ -209,7 +210,7 @@ class PibenchEnv:
             sample = sample_for(self.entry)
             state = TaskState(ModelName("none/none"), sample.id, 1, sample.input, [], metadata=sample.metadata)
             self._seat = _PolicySeat(out)
-            config = ConversationConfig(**self._config, user_seed=seed)
+            config = TaskArgs(**self._config, user_seed=seed)
             with seated(self._seat):
                 state = await conversation(self._set.resolve, config)(state, None)  # type: ignore[arg-type]
             score = await _scorer(self._set, "off", None)(state, Target(self.entry.scenario.expected))

@@ -25,6 +25,7 @@ from .._sync import run_sync
 from ..checks.evaluate import DIMENSIONS, Evaluation, dimension_of, evaluate
 from ..checks.policy import CheckResult
 from ..checks.trace import Trace, build_trace
+from ..conversation.termination import Termination
 from ..environment.merge import domain_document
 from ..environment.state import StateDB
 from ..environment.tools import exposed_tools
@@ -174,7 +175,7 @@ def replay_one(path: Path, sset: ScenarioSet, *, execute: bool = True) -> Replay
         results = {c["id"]: (c["result"], c["error"]) for c in traj["tool_calls"]}
         final = traj["final_db"]
     trace = build_trace(messages_with_results(traj, results))
-    ev = run_sync(evaluate(s, trace, final, traj.get("termination_reason", "user_stop"),
+    ev = run_sync(evaluate(s, trace, final, traj.get("termination_reason", Termination.USER_STOP),
                               decision_tool=d.config.decision_tool, judge=stub_judge(traj.get("judge_stub", "YES")),
                               parity=True))
     expected = expected_shape(ev, entry)

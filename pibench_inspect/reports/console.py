@@ -18,10 +18,10 @@ from typing import Any
 from ..runtime.inspect_internals import is_cancellation_message
 from inspect_ai.hooks import Hooks, RunEnd, SampleEnd, TaskStart, hooks
 
-from ..conversation.termination import AGENT_STOPS
+from ..conversation.termination import AGENT_STOPS, ERRORS, Termination
 from .causes import sample_error_cause
 
-KINDS = ("error", "agent_error", "user_error")
+KINDS = (Termination.ERROR, *ERRORS)
 # a sample Inspect cancelled because the run stopped (the first error with fail_on_error): not
 # an error of its own, counted apart
 CANCELLED = "cancelled"
@@ -46,10 +46,10 @@ def sample_outcome(sample: Any) -> tuple[str, str] | None:
     if sample.error is not None:
         if is_cancellation_message(sample.error.message):
             return CANCELLED, sample.error.message
-        return "error", sample_error_cause(sample) or "unknown error"
+        return Termination.ERROR, sample_error_cause(sample) or "unknown error"
     score = (sample.scores or {}).get("pibench_scorer")
     md = (score.metadata or {}) if score is not None else {}
-    for kind in ("agent_error", "user_error"):
+    for kind in ERRORS:  # each also names its own metadata key (its message)
         if md.get("termination") == kind or md.get(kind):
             return kind, str(md.get(kind) or kind)
     if md.get("termination") in STOPS:

@@ -20,7 +20,7 @@ from inspect_ai.log import EvalLog, write_eval_log
 
 from ..scenario.catalog import load_set
 from ..scoring.scorer import pibench_scorer
-from ..task import REMOVED, parse_args
+from ..task_args import REMOVED, parse_args
 from .logs import ReportInputError, load_logs
 
 

@@ -282,7 +282,7 @@ def make_plan(request: AssessmentRequest, settings: ServerSettings) -> EvalPlan:
 
 def _check_task_args(task_args: dict[str, Any]) -> None:
     """The task's own validation, so a value it refuses is a request error, not a failed run."""
-    from ...task import parse_args
+    from ...task_args import parse_args
 
     try:
         parse_args(task_args)
