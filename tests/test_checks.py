@@ -11,6 +11,7 @@ from helpers_trace import BLOCKED, trace
 from pibench_inspect.checks.decision import resolve_decision
 from pibench_inspect.checks.evaluate import evaluate, event_flags
 from pibench_inspect.checks.policy import run_check, run_state_check
+from pibench_inspect.environment.tools import BLOCKED_MESSAGE
 from pibench_inspect.scenario import model as m
 from pibench_inspect.scenario.loader import parse_scenario
 
@@ -229,3 +230,13 @@ def test_every_check_type_counts_in_the_one_dimension_its_model_names():
     assert {dimension_of(t) for t in ("tool_not_called", "message_not_contains")} == {"permissibility"}
     assert (dimension_of("tool_before_tool_any"), dimension_of("NL_JUDGE"), dimension_of("tool_called")) == (
         "ordering", "semantic", "outcomes")
+
+
+def test_a_log_from_before_the_gate_had_its_own_error_type_rescores_its_blocked_call():
+    # the gate used to raise an ordinary tool error whose whole text was the message
+    legacy = trace(("call", "refund_order", {}, BLOCKED_MESSAGE), ("say", "I will escalate this to my supervisor."))
+    assert [e.blocked for e in legacy.entries] == [True]
+    assert run_check(check(type="escalation_attempted"), legacy, resolve_decision(legacy)).passed
+    # only that exact text of an ordinary error: a longer message quoting it stays a failure
+    quoting = trace(("call", "refund_order", {}, f"{BLOCKED_MESSAGE}: refund_order"))
+    assert [e.blocked for e in quoting.entries] == [False]

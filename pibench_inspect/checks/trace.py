@@ -13,7 +13,7 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 
-from ..environment.tools import BLOCKED_ERROR_TYPE
+from ..environment.tools import BLOCKED_ERROR_TYPE, BLOCKED_MESSAGE
 
 
 @dataclass
@@ -29,8 +29,15 @@ class TraceEntry:
 
     @property
     def blocked(self) -> bool:
-        """Stopped by the hard gate: told by the error's type, which only the gate produces."""
-        return self.error_type == BLOCKED_ERROR_TYPE
+        """Stopped by the hard gate: told by the error's type, which only the gate produces.
+
+        Logs written before the gate raised its own type hold a blocked call as an ordinary
+        tool error whose whole text is the gate's message (no full stop; the gate's error now
+        has one). Such a log re-scores as it was scored: only that exact text counts, never a
+        message that quotes it."""
+        if self.error_type == BLOCKED_ERROR_TYPE:
+            return True
+        return self.error_type in (None, "unknown") and self.error == BLOCKED_MESSAGE
 
     def result_json(self) -> Any:
         try:
