@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from . import _bootstrap  # noqa: F401  (environment set-up before litellm can load)
 from .conversation.agents import BUILTIN_AGENTS
 from .cli.refusal import Refusal, closest, matches_any, prefix_glob
+from .conversation.prompts import policy_shared, shared_policies
 from .conversation.solver import ConversationConfig, conversation, is_none_model
 from .scenario.catalog import Entry, ScenarioSet, load_set
 from .scenario.content_hash import content_hash
@@ -426,5 +427,8 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
             "scenario_set": content_hash(source),
             # what each metric is, in one line (docs/metrics.md); the viewer's Task tab shows it
             "metrics": dict(METRIC_DESCRIPTIONS),
+            # once per log, not in each sample's system message (conversation/prompts.policy_shared)
+            **({"policies": shared_policies({id(e.domain): e.domain for e in chosen}.values())}
+               if policy_shared(args.agent) else {}),
         },
     )

@@ -31,13 +31,13 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, span, suspend_token_limit, suspend_turn_limit
 
 from ..domain.loader import Domain
-from ..environment.merge import apply_changes, domain_document
+from ..environment.merge import apply_changes, compact_changes, domain_document
 from ..environment.state import StateDB
 from ..environment.tools import build_tools, settle as settle_state
 from ..scenario.model import Scenario, ToolNotCalled
 from ..local.adapter import AgentProtocolError
 from .agents import BUILTIN_AGENTS, ModelAgent, ScriptedAgent, builtin_agent
-from .prompts import benchmark_context, system_prompt
+from .prompts import benchmark_context, policy_shared, system_prompt
 from .seats import SEATED_AGENTS, SEATED_USERS, seated_agent, seated_user
 from .users import SOLO_DONE, STOP_TOKENS, USER_MAX_TOKENS, LLMUser, ScriptedUser, SoloUser
 from .json_safe import display_arguments, json_safe_calls
@@ -196,14 +196,21 @@ def make_agent(config: ConversationConfig, scenario: Scenario, domain: Domain, e
     )
 
 
+TURN_CHARS = 100  # Inspect keeps an event's longer strings as attachments, one more copy each
+
+
 def show_turn(who: str, said: Any) -> None:
     """A turn of a party that is not an Inspect model, as an event of the sample's transcript
-    (a model's turns appear there as its model events)."""
+    (a model's turns appear there as its model events): who spoke and the first
+    TURN_CHARS characters of what, enough to follow the conversation in the transcript. The
+    whole text is the sample's message, and each call is its tool event: repeating them here
+    was a tenth of a keyless log's bytes."""
     if isinstance(said, ChatMessageAssistant):
         # displaying a call never fails the turn, whatever its arguments hold
         calls = [f"{c.function}({display_arguments(c.arguments)})" for c in said.tool_calls or []]
         said = "\n".join(x for x in [said.text, *calls] if x) or "(said nothing)"
-    transcript().info(str(said), source=who)
+    said = str(said)
+    transcript().info(said if len(said) <= TURN_CHARS else said[:TURN_CHARS - 1] + "\u2026", source=who)
 
 
 async def close_party(party: Any) -> None:
@@ -266,8 +273,9 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             if config.hard_gate
             else None
         )
+        initial = domain_document(domain, scenario)
         db = StateDB(
-            domain_document(domain, scenario), allow_sql=domain.runs_raw_sql, seed=domain.seed_state,
+            initial, allow_sql=domain.runs_raw_sql, seed=domain.seed_state,
             limits=domain.config.limits,
         )
         store = state.store
@@ -294,7 +302,7 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
             )
             if isinstance(user, LLMUser):
                 store.set(USER_CONFIG, user.config.model_dump(exclude_none=True))
-            state.messages = [ChatMessageSystem(content=system_prompt(scenario, domain))]
+            state.messages = [ChatMessageSystem(content=system_prompt(scenario, domain, shared=policy_shared(config.agent)))]
             if domain.original_layout if config.parity is None else config.parity:
                 # the original's conversations open with a fixed assistant greeting, which its
                 # judge and JSON-decision parsing see as agent text
@@ -388,10 +396,10 @@ def conversation(resolve: Resolver, config: ConversationConfig = ConversationCon
                 # a tool call still running (the sample was cancelled mid-call) is stopped first
                 if not await settle_state(db):
                     raise RuntimeError("a tool call did not stop, so the sample's state cannot be read")
-                # what changed, as JSON text: Inspect diffs the store at every span boundary and
-                # carries it into events and the log (twice); one short string is cheap there,
-                # the whole ~65 KB document was not (see StateDB.export_changes_text)
-                store.set(STATE_CHANGES, db.export_changes_text())
+                # what changed, as JSON text: a diff against the initial state (merge.compact_changes);
+                # Inspect carries the store into its store event and the log's store, so what is
+                # stored here is in the log twice: the changed collections in full were ~15 KB
+                store.set(STATE_CHANGES, compact_changes(initial, db.export_changes_text()))
             finally:
                 db.close()
                 for party in (agent, user):
