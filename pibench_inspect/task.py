@@ -356,8 +356,20 @@ def run_tags(args: TaskArgs) -> list[str]:
     return tags
 
 
+def register_hooks() -> None:
+    """Register our Inspect hooks (importing a module with `@hooks` registers it): the end-of-run
+    error summary and the check that a run which lost samples exits non-zero. Here, when a
+    pi-bench task is built, and not in the entry point: Inspect imports every `inspect_ai` entry
+    point in every run, and lists every registered hook at start-up ("hooks enabled: ..."), so
+    runs of other tasks showed ours. Inspect reads the registry at every hook call, so hooks
+    registered while the tasks are built take part in the run."""
+    from .reports import console  # noqa: F401
+    from .runtime import run_check  # noqa: F401
+
+
 def pibench_task(domain: str | None, **task_args: Any) -> Task:
     """The Task for one domain (or every domain with `domain=None`)."""
+    register_hooks()
     args = parse_args(task_args)
     for role in ("agent", "user"):
         if getattr(args, role) == "human":  # only `pibench play` seats a person
