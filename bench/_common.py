@@ -119,6 +119,35 @@ def table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(out)
 
 
+# ---------------------------------------------------------------- runs compared
+
+
+class FailedRun(SystemExit):
+    """A run a bench would compare ended without every sample: no measurement."""
+
+
+def check_run(log: Any, expected: int, what: str = "run") -> None:
+    """Refuse a run that did not end `success` with all `expected` samples completed: Inspect
+    exits 0 on a run that ended in `error` (a bare task whose first generate failed), so an exit
+    code says nothing, and a failed run's figures would be a floor of nothing. `log`: an EvalLog,
+    a log file or a folder holding exactly one log."""
+    from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
+
+    if not isinstance(log, EvalLog):
+        path = str(log)
+        if Path(path).is_dir():
+            found = list_eval_logs(path)
+            if len(found) != 1:
+                raise FailedRun(f"{what}: expected one log in {path}, found {len(found)}; not a measurement")
+            path = found[0].name
+        log = read_eval_log(path, header_only=True)
+    done = log.results.completed_samples if log.results else 0
+    if log.status != "success" or done != expected:
+        why = log.error.message.strip().splitlines()[-1] if log.error and log.error.message else "no error recorded"
+        raise FailedRun(f"{what} FAILED, not a measurement: the run ended {log.status!r} with {done} of {expected} "
+                        f"samples completed ({why}; log {log.location})")
+
+
 # ---------------------------------------------------------------- scenario copies
 
 

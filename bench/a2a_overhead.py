@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
-from _common import agent_turns, append_results, load_avg, table  # noqa: E402
+from _common import agent_turns, append_results, check_run, load_avg, table  # noqa: E402
 
 DEMO = "examples.local_demo.demo_agent:CautiousAgent"
 
@@ -62,8 +62,9 @@ def run(domain: str, way: str, log_dir: str) -> tuple[float, int, int, float]:
 
     def go(model: str = "none", **args):
         start = time.perf_counter()
-        (log,) = inspect_eval(pibench_task(domain, user="scripted", **args), model=model, max_samples=1,
-                              display="none", log_dir=log_dir)
+        task = pibench_task(domain, user="scripted", **args)
+        (log,) = inspect_eval(task, model=model, max_samples=1, display="none", log_dir=log_dir)
+        check_run(log, len(task.dataset), f"the {way} run of {domain}")
         wall = time.perf_counter() - start
         scores = [s.scores["pibench_scorer"].value["partial_credit"] for s in log.samples]
         return wall, len(log.samples), sum(agent_turns(s) for s in log.samples), sum(scores) / len(scores)

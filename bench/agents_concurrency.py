@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
-from _common import append_results, load_avg, table  # noqa: E402
+from _common import append_results, check_run, load_avg, table  # noqa: E402
 from openai_standin import OpenAIStandin, serve  # noqa: E402
 
 AGENT = "pibench_inspect.agents.litellm_agent:LiteLLMAgent"
@@ -50,7 +50,7 @@ def run(way: str, url: str, samples: int, log_dir: str) -> tuple[float, int]:
     log = inspect_eval(task, model=model, model_args=model_args, limit=samples, max_samples=samples,
                        max_connections=samples, display="none", log_dir=log_dir)[0]
     wall = time.perf_counter() - started
-    assert log.status == "success", (way, log.error)
+    check_run(log, min(samples, len(task.dataset)), f"the {way} run")
     calls = max(sum(1 for e in s.events if e.event == "model") for s in log.samples)
     return wall, calls
 

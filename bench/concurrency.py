@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import append_results, copy_source, load_avg, model_calls, peak_rss_mb, rss_mb, table  # noqa: E402
+from _common import append_results, check_run, copy_source, load_avg, model_calls, peak_rss_mb, rss_mb, table  # noqa: E402
 
 TARGET_MB_PER_SAMPLE = 1.0
 
@@ -107,6 +107,7 @@ def run(copies: int = 1, epochs: int = 4, latency: float = 0.5, keep_logs: bool 
     task = pibench_task(None, user="scripted", source=source)
     n_samples = len(task.dataset) * epochs
     log, m = _measured(task, _standin(n_samples, latency, source), epochs, max_samples or n_samples, tmp / "logs")
+    check_run(log, n_samples, "the pibench run")
     samples = log.samples or []
     calls = [model_calls(s) for s in samples]
     errors = sum(1 for s in samples if s.error)
@@ -165,6 +166,7 @@ def run_bare(shape: str, epochs: int, latency: float, max_samples: int, source: 
     try:
         task = bare_chat(shape, source)
         log, m = _measured(task, _standin(max_samples, latency, source, reply="text"), epochs, max_samples, tmp)
+        check_run(log, len(task.dataset) * epochs, "the bare run")
         samples = log.samples or []
         return {
             **m,

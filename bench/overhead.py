@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Timers, agent_turns, append_results, load_avg, peak_rss_mb, rss_mb, table  # noqa: E402
+from _common import Timers, agent_turns, append_results, check_run, load_avg, peak_rss_mb, rss_mb, table  # noqa: E402
 
 TARGET_TURN_MS = 25.0
 TARGET_SETUP_SCORING_MS = 100.0
@@ -72,7 +72,7 @@ def main() -> None:
     log = inspect_eval(task, model="none", display="none", log_dir=log_dir, max_samples=1, epochs=args.repeat)[0]
     wall = time.perf_counter() - wall0
     cpu = time.process_time() - cpu0
-    assert log.status == "success", log.error
+    check_run(log, len(task.dataset) * args.repeat, "the overhead run")
     samples = log.samples or []
     n = len(samples)
     passed = sum(1 for s in samples if s.scores["pibench_scorer"].value["all_passed"] == 1.0)

@@ -36,6 +36,11 @@ def point(copies: int, epochs: int, latency: float, max_samples: int | None = No
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     r = json.loads(out.read_text())
     out.unlink()
+    # concurrency.py refuses a run short of samples itself (_common.check_run); said again here,
+    # so no point of the line can be a failed run's
+    if r.get("status") != "success" or r["samples"] != r["expected_samples"]:
+        raise SystemExit(f"scale point {copies}x{epochs} FAILED, not a measurement: status {r.get('status')!r}, "
+                         f"{r['samples']} of {r['expected_samples']} samples")
     print(f"  {r['samples']} samples: wall {r['wall_s']:.1f} s, peak RSS {r['peak_rss_mb']:.0f} MB", flush=True)
     return r
 

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import append_results, load_avg, table  # noqa: E402
+from _common import append_results, check_run, load_avg, table  # noqa: E402
 
 
 def counter():
@@ -66,9 +66,9 @@ def main() -> None:
     from pibench_inspect.task import pibench_task
 
     scenario_set = load_set(None)
-    log = inspect_eval(pibench_task(None, agent="oracle", user="scripted"), model="none", display="none",
-                       log_dir=tempfile.mkdtemp(prefix="pibench-bench-tokens-"))[0]
-    assert log.status == "success", log.error
+    task = pibench_task(None, agent="oracle", user="scripted")
+    log = inspect_eval(task, model="none", display="none", log_dir=tempfile.mkdtemp(prefix="pibench-bench-tokens-"))[0]
+    check_run(log, len(task.dataset), "the tokens run")
     per_domain: dict[str, dict[str, list[float]]] = {}
     for s in log.samples or []:
         scenario, domain = scenario_set.resolve(str(s.id))

@@ -1,6 +1,8 @@
 """Inspect entry point: registers the tasks (`inspect eval pibench_inspect/pibench_retail` works
 from any directory), the scorer and its metrics (so `inspect score LOG` rebuilds them from the
-log), the end-of-run error summary hook and the model providers.
+log) and the model providers. Not the hooks: Inspect imports this module in every run,
+whatever its task, and lists every registered hook at start-up; they are registered when a
+pi-bench task is built (task.register_hooks).
 
 `finra`, `retail` and `helpdesk` are the earlier task names, kept as aliases of `pibench_finra`,
 `pibench_retail` and `pibench_helpdesk`.
@@ -16,9 +18,7 @@ from .finra import pibench_finra
 from .helpdesk import pibench_helpdesk
 from .pibench import pibench
 from .providers import litellm
-from .reports.console import RunSummary  # the end-of-run error summary (an Inspect hook)
 from .retail import pibench_retail
-from .runtime.run_check import RunCheck  # a run that lost samples exits non-zero (an Inspect hook)
 from .scoring.metrics import columns, domains, event_flags, headline, repeatability, robustness
 from .scoring.scorer import pibench_scorer
 

@@ -23,6 +23,7 @@ from .cli.refusal import Refusal, closest, matches_any, prefix_glob
 from .conversation.seats import SEATED_AGENTS, SEATED_USERS
 from .conversation.solver import conversation, is_none_model
 from .runtime.inspect_internals import SAMPLE_ID_LOGGER, PrerequisiteError, active_model, sample_id_patterns
+from .conversation.prompts import policy_shared, shared_policies
 from .scenario.catalog import Entry, ScenarioSet, load_set
 from .scenario.content_hash import content_hash
 from .scenario.shard import in_shard
@@ -224,6 +225,17 @@ def run_tags(args: TaskArgs) -> list[str]:
     return tags
 
 
+def register_hooks() -> None:
+    """Register our Inspect hooks (importing a module with `@hooks` registers it): the end-of-run
+    error summary and the check that a run which lost samples exits non-zero. Here, when a
+    pi-bench task is built, and not in the entry point: Inspect imports every `inspect_ai` entry
+    point in every run, and lists every registered hook at start-up ("hooks enabled: ..."), so
+    runs of other tasks showed ours. Inspect reads the registry at every hook call, so hooks
+    registered while the tasks are built take part in the run."""
+    from .reports import console  # noqa: F401
+    from .runtime import run_check  # noqa: F401
+
+
 def pibench_task(domain: str | None, **task_args: Any) -> Task:
     """The Task for one domain (or every domain with `domain=None`) from unchecked arguments."""
     return build_task(domain, parse_args(task_args))
@@ -231,6 +243,7 @@ def pibench_task(domain: str | None, **task_args: Any) -> Task:
 
 def build_task(domain: str | None, args: TaskArgs) -> Task:
     """The Task for one domain (or every domain with `domain=None`)."""
+    register_hooks()
     for role, seated in (("agent", SEATED_AGENTS), ("user", SEATED_USERS)):
         if getattr(args, role) in seated:  # only `pibench play` (a person) or an environment seats one
             from .conversation.seats import require_seat
@@ -282,5 +295,8 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
             "scenario_set": content_hash(source),
             # what each metric is, in one line (docs/metrics.md); the viewer's Task tab shows it
             "metrics": dict(METRIC_DESCRIPTIONS),
+            # once per log, not in each sample's system message (conversation/prompts.policy_shared)
+            **({"policies": shared_policies({id(e.domain): e.domain for e in chosen}.values())}
+               if policy_shared(args.agent) else {}),
         },
     )

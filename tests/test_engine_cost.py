@@ -27,15 +27,16 @@ def test_the_store_keeps_what_changed_and_the_final_state_reads_back_whole(tmp_p
     stored = json.loads(sample.store[STATE_CHANGES])
     scenario, domain = load_set(MINI).resolve("MINI_001_REFUND_OK")
     initial = domain_document(domain, scenario)
-    # the refund and the order it changed; not the collections nobody wrote
-    assert {"refunds", "orders"} <= set(stored["changed"])
-    assert set(initial) - set(stored["changed"]), "untouched collections are not stored"
+    # the refund and the order it changed, as diffs; not the collections nobody wrote
+    assert {"refunds", "orders"} <= set(stored["diff"])
+    assert set(initial) - set(stored["diff"]), "untouched collections are not stored"
+    assert stored["diff"]["orders"] == {"d": {"O-1": {"d": {"status": {"=": "refunded"}}}}}
     assert stored["keys"][: len(initial)] == list(initial)
     final = final_state(log, sample)
     assert final == stored_final_state(sample.store, initial)
     assert final["refunds"] and final["orders"]["O-1"]["status"] != initial["orders"]["O-1"]["status"]
-    assert {k: final[k] for k in initial if k not in stored["changed"]} == {
-        k: v for k, v in initial.items() if k not in stored["changed"]}
+    assert {k: final[k] for k in initial if k not in stored["diff"]} == {
+        k: v for k, v in initial.items() if k not in stored["diff"]}
     assert sample.scores["pibench_scorer"].value["all_passed"] == 1.0
     # without the initial state the changes cannot be read, and the error says what to pass
     with pytest.raises(ValueError, match="initial state"):

@@ -27,14 +27,21 @@ from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
 Step = Callable[[], Awaitable["Termination | None"]]
 
 
+TURN_CHARS = 100  # Inspect keeps an event's longer strings as attachments, one more copy each
+
+
 def show_turn(who: str, said: Any) -> None:
     """A turn of a party that is not an Inspect model, as an event of the sample's transcript
-    (a model's turns appear there as its model events)."""
+    (a model's turns appear there as its model events): who spoke and the first
+    TURN_CHARS characters of what, enough to follow the conversation in the transcript. The
+    whole text is the sample's message, and each call is its tool event: repeating them here
+    was a tenth of a keyless log's bytes."""
     if isinstance(said, ChatMessageAssistant):
         # displaying a call never fails the turn, whatever its arguments hold
         calls = [f"{c.function}({display_arguments(c.arguments)})" for c in said.tool_calls or []]
         said = "\n".join(x for x in [said.text, *calls] if x) or "(said nothing)"
-    transcript().info(str(said), source=who)
+    said = str(said)
+    transcript().info(said if len(said) <= TURN_CHARS else said[:TURN_CHARS - 1] + "\u2026", source=who)
 
 
 def party_span(party: Any, label: str) -> Any:

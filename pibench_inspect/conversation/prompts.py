@@ -7,7 +7,9 @@ that record printed a caller's identity details into the prompt, defeating verif
 
 from __future__ import annotations
 
+import hashlib
 import json
+from typing import Iterable
 
 from ..domain.loader import Domain
 from ..scenario.model import LABELS, Scenario
@@ -60,8 +62,37 @@ def task_text(scenario: Scenario, domain: Domain) -> str:
     return "\n\n".join(parts)
 
 
-def system_prompt(scenario: Scenario, domain: Domain) -> str:
-    return f"<policy>\n{domain.policy_text.strip()}\n</policy>\n\n<task>\n{task_text(scenario, domain)}\n</task>"
+def policy_shared(agent: str) -> bool:
+    """Whether a run's samples name the policy instead of carrying it: the built-in agents
+    (`-T agent=oracle`, ...) play scripts and never read the system message, and Inspect logs
+    each sample's messages in full (a 6-32 KB policy was half of a keyless log's bytes). The
+    task's metadata then holds each domain's policy once (`policies`, see `shared_policies`)."""
+    from .agents import BUILTIN_AGENTS
+
+    return agent in BUILTIN_AGENTS
+
+
+def shared_policies(domains: Iterable[Domain]) -> dict[str, dict[str, str]]:
+    """The task metadata's `policies`: per domain name, its policy text and the digest the
+    samples' system messages name it by."""
+    return {d.name: {"sha256": policy_digest(d), "text": d.policy_text.strip()} for d in domains}
+
+
+def policy_digest(domain: Domain) -> str:
+    return hashlib.sha256(domain.policy_text.strip().encode()).hexdigest()
+
+
+def system_prompt(scenario: Scenario, domain: Domain, *, shared: bool = False) -> str:
+    """The agent's system message: the policy and the task. `shared` (see `policy_shared`):
+    the policy by name and digest, its text once in the task's metadata."""
+    if shared:
+        policy = (f'<policy domain="{domain.name}" sha256="{policy_digest(domain)}">\n(the domain\'s policy, '
+                  f"{len(domain.policy_text.strip()):,} characters: not repeated in each sample, since this "
+                  f"run's agent is scripted and never reads it; the text is in the task's metadata, "
+                  f"policies.{domain.name})\n</policy>")
+    else:
+        policy = f"<policy>\n{domain.policy_text.strip()}\n</policy>"
+    return f"{policy}\n\n<task>\n{task_text(scenario, domain)}\n</task>"
 
 
 def benchmark_context(scenario: Scenario, domain: Domain) -> list[dict]:

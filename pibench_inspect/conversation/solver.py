@@ -20,7 +20,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError
 
 from ..domain.loader import Domain
-from ..environment.merge import apply_changes, domain_document
+from ..environment.merge import apply_changes, compact_changes, domain_document
 from ..environment.state import StateDB
 from ..environment.tools import build_tools, settle as settle_state
 from ..scenario.model import Scenario, ToolNotCalled
@@ -28,7 +28,7 @@ from ..runtime.inspect_internals import active_generate_config, sample_time_is_u
 from ..task_args import TaskArgs
 from .agents import BUILTIN_AGENTS, ModelAgent, builtin_agent
 from .orchestrator import Conversation
-from .prompts import benchmark_context, system_prompt
+from .prompts import benchmark_context, policy_shared, system_prompt
 from .seats import SEATED_AGENTS, SEATED_USERS, seated_agent, seated_user
 from .users import USER_MAX_TOKENS, LLMUser, ScriptedUser, SoloUser
 
@@ -211,27 +211,27 @@ def seed_id(state: TaskState, scenario: Scenario) -> str:
 def opening(scenario: Scenario, domain: Domain, config: TaskArgs) -> list[Any]:
     """The messages the conversation starts from: the system prompt, and in parity the
     original's fixed assistant greeting (its judge and JSON-decision parsing see it as agent text)."""
-    messages: list[Any] = [ChatMessageSystem(content=system_prompt(scenario, domain))]
+    messages: list[Any] = [ChatMessageSystem(content=system_prompt(scenario, domain, shared=policy_shared(config.agent)))]
     if domain.original_layout if config.parity is None else config.parity:
         messages.append(ChatMessageAssistant(content=GREETING))
     return messages
 
 
-def save_state_changes(store: Any, db: StateDB) -> None:
-    # what changed, as JSON text: Inspect diffs the store at every span boundary and carries it
-    # into events and the log (twice); one short string is cheap there, the whole ~65 KB
-    # document was not (see StateDB.export_changes_text)
-    store.set(STATE_CHANGES, db.export_changes_text())
+def save_state_changes(store: Any, db: StateDB, initial: dict[str, Any]) -> None:
+    # what changed, as JSON text: a diff against the initial state (merge.compact_changes);
+    # Inspect carries the store into its store event and the log's store, so what is stored
+    # here is in the log twice: the changed collections in full were ~15 KB
+    store.set(STATE_CHANGES, compact_changes(initial, db.export_changes_text()))
 
 
-async def wind_down(store: Any, db: StateDB, parties: tuple[Any, ...]) -> None:
+async def wind_down(store: Any, db: StateDB, initial: dict[str, Any], parties: tuple[Any, ...]) -> None:
     """The final-state snapshot, then release: closing a remote party awaits the network, which
     a cancelled sample may not get to finish."""
     try:
         # a tool call still running (the sample was cancelled mid-call) is stopped first
         if not await settle_state(db):
             raise RuntimeError("a tool call did not stop, so the sample's state cannot be read")
-        save_state_changes(store, db)
+        save_state_changes(store, db, initial)
     finally:
         db.close()
         for party in parties:
@@ -242,7 +242,8 @@ async def wind_down(store: Any, db: StateDB, parties: tuple[Any, ...]) -> None:
 def conversation(resolve: Resolver, config: TaskArgs = TaskArgs()) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario, domain = resolve(str(state.sample_id))
-        db = StateDB(domain_document(domain, scenario), allow_sql=domain.runs_raw_sql, seed=domain.seed_state,
+        initial = domain_document(domain, scenario)
+        db = StateDB(initial, allow_sql=domain.runs_raw_sql, seed=domain.seed_state,
                      limits=domain.config.limits)
         store = state.store
         store.set(TERMINATION, Termination.NOT_STARTED.value)
@@ -270,7 +271,7 @@ def conversation(resolve: Resolver, config: TaskArgs = TaskArgs()) -> Solver:
             raise
         finally:
             store.set(STEPS, talk.steps if talk else 0)  # the snapshot, even when a limit aborts
-            await wind_down(store, db, (agent, user))
+            await wind_down(store, db, initial, (agent, user))
         return state
 
     return solve

@@ -1,0 +1,44 @@
+"""Issue 27: a bench never compares against a failed run. Inspect exits 0 on a run that ended in
+`error`; bench/floor.py reads each run's log and fails loudly instead of printing a figure."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+import floor  # noqa: E402
+from _common import FailedRun, check_run  # noqa: E402
+
+
+def test_the_floor_bench_fails_loudly_on_a_bare_run_that_errored(tmp_path):
+    # a bare task whose sample cannot run (its turn count is not a number): the run ends in
+    # `error`, yet `inspect eval` exits 0 (timed() raises only on a non-zero exit)
+    (tmp_path / "shape.json").write_text(json.dumps({"A": "not a number", "B": 1}))
+    log_dir = str(tmp_path / "bare")
+    with pytest.raises(FailedRun) as err:
+        floor.run(floor.bare_cmd(tmp_path / "shape.json", log_dir), log_dir, 2, "bare run")
+    message = str(err.value)
+    assert "bare run FAILED, not a measurement" in message and "'error'" in message and "0 of 2" in message
+    assert isinstance(err.value, SystemExit)  # the bench exits (non-zero: the code is the message)
+
+
+def test_a_complete_bare_run_is_measured(tmp_path):
+    (tmp_path / "shape.json").write_text(json.dumps({f"S{i}": 1 for i in range(3)}))
+    log_dir = str(tmp_path / "bare")
+    r = floor.run(floor.bare_cmd(tmp_path / "shape.json", log_dir, epochs=2), log_dir, 6, "bare run")
+    assert r["log_bytes_per_sample"] > 0 and r["wall"] > 0 and r["cpu"] > 0
+    # a run short of samples is refused too, whatever its status
+    with pytest.raises(FailedRun, match="6 of 7 samples"):
+        check_run(log_dir, 7, "bare run")
+
+
+def test_memory_kept_per_sample_is_the_slope_over_finished_samples():
+    done = [float(t) for t in range(100)]  # one sample finished each second
+    trace = [(t + 0.5, 1000 + 30 * (t + 1)) for t in range(100)]  # 30 KB more per finished sample
+    assert floor.kept_per_sample(trace, done) == pytest.approx(30.0)
+    assert floor.kept_per_sample(trace, done[:10]) is None  # too few samples to say

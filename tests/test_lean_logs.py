@@ -1,0 +1,131 @@
+"""Issue 27: the state changes stored once, as a diff; the policy once per log for scripted
+agents; short per-turn info events; and logs written before all this still re-score and render."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+from inspect_ai.log import read_eval_log
+
+from conftest import ROOT, registered, run_eval
+from pibench_inspect.analysis import final_state
+from pibench_inspect.cli import main
+from pibench_inspect.conversation.keys import STATE_CHANGES
+from pibench_inspect.environment.merge import apply_changes, apply_diff, compact_changes, diff_value
+
+OLD = ROOT / "tests" / "fixtures" / "logs"
+OLD_MINI = OLD / "old_mini_oracle.eval"
+OLD_SHIPPED = OLD / "old_shipped_oracle.eval"
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from([1.0, 0.5]) | st.sampled_from(["a", "b", ""]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from("abcde"), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values, json_values)
+def test_a_stored_diff_rebuilds_the_changed_value_exactly(before, after):
+    doc = {"coll": before, "other": [1, 2]}
+    stored = json.loads(compact_changes(doc, json.dumps({"keys": ["coll", "other"], "changed": {"coll": after}})))
+    rebuilt = apply_changes(doc, stored)
+    # JSON text equal: 1, 1.0 and true stay apart, and key order is kept
+    assert json.dumps(rebuilt) == json.dumps({"coll": after, "other": [1, 2]})
+    assert stored["keys"] == ["coll", "other"] and "changed" not in stored
+
+
+def test_a_diff_holds_only_what_changed():
+    rows = [{"id": i, "status": "open", "note": "x" * 50} for i in range(200)]
+    keyed = {f"O-{i}": {"status": "open", "total": i} for i in range(200)}
+    doc = {"rows": rows, "keyed": keyed}
+    after_rows = [*rows, {"id": 200, "status": "new"}]
+    after_keyed = {**keyed, "O-7": {**keyed["O-7"], "status": "refunded"}}
+    text = compact_changes(doc, json.dumps({"keys": ["rows", "keyed"], "changed": {"rows": after_rows, "keyed": after_keyed}}))
+    assert len(text) < 200, text  # the collections in full are ~15 KB
+    assert json.loads(text)["diff"] == {"rows": {"+": [{"id": 200, "status": "new"}]},
+                                      "keyed": {"d": {"O-7": {"d": {"status": {"=": "refunded"}}}}}}
+    # a collection written back to what it was stores nothing
+    same = json.loads(compact_changes(doc, json.dumps({"keys": ["rows", "keyed"], "changed": {"rows": rows}})))
+    assert same["diff"] == {}
+    # a value whose type changed (1 -> 1.0) is a change, not an equal value
+    changed = json.loads(compact_changes({"n": {"a": 1}}, json.dumps({"keys": ["n"], "changed": {"n": {"a": 1.0}}})))
+    assert json.dumps(apply_changes({"n": {"a": 1}}, changed)) == '{"n": {"a": 1.0}}'
+    # removed keys and a new key order
+    node = diff_value({"a": 1, "b": 2, "c": 3}, {"c": 3, "a": 1})
+    assert list(apply_diff({"a": 1, "b": 2, "c": 3}, node)) == ["c", "a"]
+
+
+def _rescore(path: Path, out: Path) -> dict:
+    assert main(["rescore", str(path), "--out", str(out)]) == 0
+    return {(s.id, s.epoch): s.scores["pibench_scorer"] for s in read_eval_log(str(out)).samples}
+
+
+@pytest.mark.parametrize("fixture", [OLD_MINI, OLD_SHIPPED], ids=["mini", "shipped"])
+def test_old_logs_still_give_their_final_state_rescore_and_render(fixture, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the mini log's source is relative to the repository root
+    log = read_eval_log(str(fixture))
+    assert all(json.loads(s.store[STATE_CHANGES]).get("changed") is not None for s in log.samples)  # the old format
+    for s in log.samples:
+        state = final_state(log, s)
+        changes = json.loads(s.store[STATE_CHANGES])
+        assert list(state) == changes["keys"]
+        for key, value in changes["changed"].items():
+            assert state[key] == value
+    logged = {(s.id, s.epoch): s.scores["pibench_scorer"] for s in log.samples}
+    again = _rescore(fixture, tmp_path / "rescored.eval")
+    assert again.keys() == logged.keys()
+    for k, sc in again.items():
+        assert sc.value == logged[k].value and sc.metadata["state_changes"] == logged[k].metadata["state_changes"]
+    assert main(["report", str(fixture), "--out", str(tmp_path / "report")]) == 0
+    assert "oracle" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_inspect_score_rescores_an_old_log(tmp_path):
+    shutil.copy(OLD_MINI, tmp_path / "old.eval")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    inspect = str(Path(sys.executable).with_name("inspect"))
+    r = subprocess.run([inspect, "score", str(tmp_path / "old.eval"), "--overwrite", "--action", "overwrite", "--display", "none"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    log = read_eval_log(str(tmp_path / "old.eval"))
+    before = {s.id: s.scores["pibench_scorer"].value for s in read_eval_log(str(OLD_MINI)).samples}
+    assert {s.id: s.scores["pibench_scorer"].value for s in log.samples} == before
+
+
+def test_a_new_keyless_log_stores_a_diff_and_names_the_policy(mini_source, tmp_path):
+    log = run_eval(registered(source=str(mini_source), agent="oracle", user="scripted"), log_dir=str(tmp_path))
+    old = {s.id: s for s in read_eval_log(str(OLD_MINI)).samples}
+    old_log = read_eval_log(str(OLD_MINI))
+    policy = (mini_source / "domains" / "mini" / "policy.md").read_text().strip()
+    shared = log.eval.metadata["policies"]["mini"]
+    assert shared["text"] == policy
+    for s in log.samples:
+        stored = json.loads(s.store[STATE_CHANGES])
+        assert "diff" in stored and "changed" not in stored
+        # the same final state as the earlier format gave for the same run
+        assert final_state(log, s) == final_state(old_log, old[s.id], source=mini_source)
+        assert s.scores["pibench_scorer"].value == old[s.id].scores["pibench_scorer"].value
+        system = s.messages[0].text
+        assert policy not in system and shared["sha256"] in system and "</policy>" in system
+        # per-turn info events are short (no attachment each); the whole text is the message
+        infos = [e for e in s.events if e.event == "info"]
+        assert infos and all(len(str(e.data)) <= 100 for e in infos)
+
+
+def test_a_model_agent_still_gets_the_whole_policy(mini_source, tmp_path):
+    from inspect_ai.model import ModelOutput, get_model
+
+    model = get_model("mockllm/model", custom_outputs=[ModelOutput.from_content("mockllm/model", "ok")] * 20)
+    log = run_eval(registered(source=str(mini_source), scenarios="MINI_001_REFUND_OK", agent="model", user="scripted"),
+                   model=model, log_dir=str(tmp_path))
+    policy = (mini_source / "domains" / "mini" / "policy.md").read_text().strip()
+    assert policy in log.samples[0].messages[0].text
+    assert "policies" not in (log.eval.metadata or {})
