@@ -60,7 +60,12 @@ def test_an_episode_scores_as_inspect_eval_does():
     score = sample_scores(log)[sid]
     assert info["score"] == score.value and info["decision"] == score.answer
     assert info["termination"] == score.metadata["termination"]
-    assert messages == [(m.role, m.text) for m in log.samples[0].messages]
+    logged = [(m.role, m.text) for m in log.samples[0].messages]
+    assert messages[1:] == logged[1:]
+    # the same task in the system message; the policy in full for a policy that reads it, by its
+    # digest for the scripted oracle of the eval (conversation/prompts.policy_shared)
+    assert messages[0][1].split("<task>")[1] == logged[0][1].split("<task>")[1]
+    assert "sha256=" in logged[0][1] and len(messages[0][1]) > len(logged[0][1]) + 1000
 
 
 def test_a_random_policy_runs_to_completion():

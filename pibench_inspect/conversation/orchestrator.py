@@ -34,8 +34,8 @@ def show_turn(who: str, said: Any) -> None:
     """A turn of a party that is not an Inspect model, as an event of the sample's transcript
     (a model's turns appear there as its model events): who spoke and the first
     TURN_CHARS characters of what, enough to follow the conversation in the transcript. The
-    whole text is the sample's message, and each call is its tool event: repeating them here
-    was a tenth of a keyless log's bytes."""
+    whole text is the sample's message, and each call is its tool event: repeated here in full,
+    every longer turn was one more attachment in the log."""
     if isinstance(said, ChatMessageAssistant):
         # displaying a call never fails the turn, whatever its arguments hold
         calls = [f"{c.function}({display_arguments(c.arguments)})" for c in said.tool_calls or []]
