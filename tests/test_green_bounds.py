@@ -62,9 +62,11 @@ def send(url: str, request: dict[str, Any]) -> dict:
 AGENT = {"participants": {"agent": "http://127.0.0.1:9"}}
 
 
-@pytest.fixture
-def green(tmp_path):
-    proc, url = start_green(tmp_path)
+@pytest.fixture(scope="module")
+def green(tmp_path_factory):
+    """One server for the module: a refused request runs nothing, an accepted one runs in its
+    own task, so the requests below do not see each other."""
+    proc, url = start_green(tmp_path_factory.mktemp("green"))
     yield url
     stop(proc)
 
