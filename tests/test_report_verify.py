@@ -14,20 +14,20 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log, write_eval_log
 
-from conftest import MINI
+from conftest import MINI, registered, run_eval
 
 BIN = Path(sys.executable).parent
-INSPECT, PIBENCH = str(BIN / "inspect"), str(BIN / "pibench")
+PIBENCH = str(BIN / "pibench")
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def complete_log(tmp_path_factory) -> Path:
+    """A complete log of the registered task (in process: the commands under test are the
+    readers, not the run that wrote it)."""
     logs = tmp_path_factory.mktemp("verify-logs")
-    r = subprocess.run([INSPECT, "eval", "pibench_inspect/pibench", "-T", f"source={MINI}", "-T", "agent=oracle",
-                        "-T", "user=scripted", "--model", "none", "--display", "none", "--log-dir", str(logs)],
-                       capture_output=True, text=True, timeout=180, cwd=ROOT)
-    assert r.returncode == 0, r.stderr
+    log = run_eval(registered(source=str(MINI), agent="oracle", user="scripted"), log_dir=str(logs))
+    assert log.status == "success", log.error
     return next(logs.glob("*.eval"))
 
 
