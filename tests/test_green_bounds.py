@@ -80,6 +80,7 @@ def test_local_endpoint_providers_are_refused_by_default(green, model):
     assert answer["error"]["message"].startswith("config.user_model:") and "not allowed" in answer["error"]["message"]
 
 
+@pytest.mark.slow
 def test_hosted_litellm_providers_are_still_accepted(green):
     """Planned, then failing on the missing key: not refused as a provider."""
     answer = send(green, {**AGENT, "config": {"user_model": "litellm/openai/gpt-4o-mini", "judge": "off",
@@ -95,6 +96,7 @@ def local_model_server(hits: list) -> Starlette:
     return Starlette(routes=[Route("/{path:path}", anything, methods=["GET", "POST"])])
 
 
+@pytest.mark.slow
 def test_no_endpoint_answer_reaches_the_artifact(tmp_path):
     """The operator allowed a local provider; it fails with a body the caller must never see."""
     hits: list = []
