@@ -201,6 +201,7 @@ def test_unreachable_purple_fails_the_assessment_with_the_reason(servers):
     assert not [a for a in task.get("artifacts") or [] if a.get("name") == RESULTS]
 
 
+@pytest.mark.slow
 def test_cancel_ends_the_run_and_keeps_serving(servers):
     app = servers["app"]
     params = {"message": message({"participants": {"agent": servers["purple"]}, "config": KEYLESS}),

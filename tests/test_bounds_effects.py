@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from inspect_ai.log import read_eval_log
 
 BIN = Path(sys.executable).parent
@@ -56,6 +57,7 @@ def tool_texts(log, name: str) -> list[str]:
             if m.role == "tool" and m.function == name]
 
 
+@pytest.mark.slow
 def test_a_sql_step_that_runs_forever_is_stopped_at_its_deadline(mini_source: Path, tmp_path: Path):
     # the default limits (5 s a call): the domain need not know about them
     src = hostile(mini_source, "lookup_order", effect_first={"sql": "SELECT count(*) AS n FROM range(1000000000000)", "as": "n"})
@@ -69,6 +71,7 @@ def test_a_sql_step_that_runs_forever_is_stopped_at_its_deadline(mini_source: Pa
     assert log.samples[0].scores  # the sample went on and was scored
 
 
+@pytest.mark.slow
 def test_a_sql_step_that_floods_the_state_is_refused(mini_source: Path, tmp_path: Path):
     flood = {"sql": "INSERT INTO orders (_pos, _key, _keys, status) SELECT i + 100, 'X' || i::VARCHAR, ['status'], "
                     "repeat('x', 200) FROM range(1000000) r(i)"}
@@ -84,6 +87,7 @@ def test_a_sql_step_that_floods_the_state_is_refused(mini_source: Path, tmp_path
     assert stored is not None and len(stored) < 1_000_000
 
 
+@pytest.mark.slow
 def test_a_catastrophic_schema_pattern_is_matched_with_a_deadline(mini_source: Path, tmp_path: Path):
     src = hostile(mini_source, "lookup_order", parameters={"order_id": {"type": "string", "pattern": REDOS}})
     calls = [{"name": "lookup_order", "arguments": {"order_id": REDOS_VALUE}}]
@@ -95,6 +99,7 @@ def test_a_catastrophic_schema_pattern_is_matched_with_a_deadline(mini_source: P
     assert texts and "backtracks catastrophically" in texts[0], texts
 
 
+@pytest.mark.slow
 def test_validate_applies_the_same_bounds(mini_source: Path):
     # a sql step that runs forever on one tool, a catastrophic pattern on another; a short
     # deadline, as every play of the mutation gate meets it
@@ -125,6 +130,7 @@ def test_a_handler_must_be_a_registered_handler(mini_source: Path):
     assert "is not a registered handler" in r.stdout + r.stderr
 
 
+@pytest.mark.slow
 def test_time_limit_and_sigterm_reach_a_run_whose_sql_step_is_still_running(mini_source: Path, tmp_path: Path):
     """The effect runs off the event loop: Inspect's --time-limit ends the sample on time (its
     statement is interrupted, the state is scored as reached) and SIGTERM ends the run."""

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import tenacity
 from inspect_ai.log import list_eval_logs, read_eval_log
 
@@ -30,6 +31,7 @@ def run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
 
 
+@pytest.mark.slow
 def test_a_retried_timeout_is_named_by_its_cause_in_one_line(tmp_path):
     with serve(OpenAIStandin(latency=3)) as url:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "300",

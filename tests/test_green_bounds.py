@@ -62,9 +62,11 @@ def send(url: str, request: dict[str, Any]) -> dict:
 AGENT = {"participants": {"agent": "http://127.0.0.1:9"}}
 
 
-@pytest.fixture
-def green(tmp_path):
-    proc, url = start_green(tmp_path)
+@pytest.fixture(scope="module")
+def green(tmp_path_factory):
+    """One server for the module: a refused request runs nothing, an accepted one runs in its
+    own task, so the requests below do not see each other."""
+    proc, url = start_green(tmp_path_factory.mktemp("green"))
     yield url
     stop(proc)
 
@@ -78,6 +80,7 @@ def test_local_endpoint_providers_are_refused_by_default(green, model):
     assert answer["error"]["message"].startswith("config.user_model:") and "not allowed" in answer["error"]["message"]
 
 
+@pytest.mark.slow
 def test_hosted_litellm_providers_are_still_accepted(green):
     """Planned, then failing on the missing key: not refused as a provider."""
     answer = send(green, {**AGENT, "config": {"user_model": "litellm/openai/gpt-4o-mini", "judge": "off",
@@ -93,6 +96,7 @@ def local_model_server(hits: list) -> Starlette:
     return Starlette(routes=[Route("/{path:path}", anything, methods=["GET", "POST"])])
 
 
+@pytest.mark.slow
 def test_no_endpoint_answer_reaches_the_artifact(tmp_path):
     """The operator allowed a local provider; it fails with a body the caller must never see."""
     hits: list = []

@@ -98,6 +98,7 @@ def test_play_as_the_agent_scores_as_the_same_moves_through_inspect_eval(tmp_pat
     assert played.scores["pibench_scorer"].value["all_passed"] == 1.0
 
 
+@pytest.mark.slow
 def test_play_as_the_user_against_a_model_scores_as_the_scripted_user_saying_the_same(tmp_path):
     child = spawn(SCENARIO, "--as", "user", "--model", "mockllm/model", log_dir=tmp_path)
     child.expect("You are the user")
@@ -129,6 +130,7 @@ def test_play_as_the_user_against_a_model_scores_as_the_scripted_user_saying_the
     assert outcome(played) == outcome(same.samples[0])
 
 
+@pytest.mark.slow
 def test_ctrl_c_mid_session_leaves_an_interrupted_log_and_exit_130(tmp_path):
     child = spawn(SCENARIO, log_dir=tmp_path)
     child.expect("agent> ")
@@ -150,6 +152,7 @@ def test_ctrl_c_mid_session_leaves_an_interrupted_log_and_exit_130(tmp_path):
     assert not sample.scores  # never scored: an interrupted session is not a result
 
 
+@pytest.mark.slow
 def test_an_unknown_id_is_asked_again_and_the_end_of_input_stops_cleanly(tmp_path):
     child = spawn("MINI_01_REFUND", log_dir=tmp_path)
     child.expect(r"no scenario 'MINI_01_REFUND' \(closest: MINI_001_REFUND_OK")
@@ -273,6 +276,7 @@ def test_a_console_whose_input_ends_marks_the_sample_interrupted_by_eof():
     assert sample.error is not None and sample.store["pibench:interrupted"] == "eof"
 
 
+@pytest.mark.slow
 def test_a_random_pick_with_no_input_ends_cleanly_and_names_the_scenario(tmp_path):
     import subprocess
 

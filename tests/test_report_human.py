@@ -5,8 +5,6 @@ lines scripted instead of typed (tests/test_play.py drives the terminal itself).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,8 +14,6 @@ from pibench_inspect.conversation.human import HumanSeat
 from pibench_inspect.conversation.seats import seated
 from pibench_inspect.reports.logs import load_logs
 from pibench_inspect.reports.report import analyse
-
-PIBENCH = str(Path(sys.executable).with_name("pibench"))
 
 
 class Lines:
@@ -63,12 +59,16 @@ def logs(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-def test_sessions_of_different_scenarios_are_one_human_row(logs, tmp_path):
+def test_sessions_of_different_scenarios_are_one_human_row(logs, tmp_path, capsys):
+    from pibench_inspect.cli import main
+
     out = tmp_path / "report"
-    r = subprocess.run([PIBENCH, "report", str(logs["MINI_001_REFUND_OK"].parent), str(logs["oracle"]),
-                        "--out", str(out), "--resamples", "100"], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert "report for human, oracle" in r.stdout
+    capsys.readouterr()
+    code = main(["report", str(logs["MINI_001_REFUND_OK"].parent), str(logs["oracle"]), "--out", str(out),
+                 "--resamples", "100"])  # `pibench report`'s entry point, in process
+    said = capsys.readouterr()
+    assert code == 0, said.err
+    assert "report for human, oracle" in said.out
     human = json.loads((out / "results_human.json").read_text())
     assert human["participants"]["agent"] == "human"
     metrics = human["results"][0]["metrics"]

@@ -2,7 +2,8 @@
 a sample entry (its header says 3, its body holds 2) or holds a score that is no finite number
 is refused by `pibench report` and `pibench rescore` with a clear error; with --allow-partial the
 report is written from what can be used and says what was left out, and results.json never holds
-`Infinity` or `NaN`."""
+`Infinity` or `NaN`. `pibench report`'s refusal goes through the real command; the other command
+lines through its entry point, in process."""
 
 from __future__ import annotations
 
@@ -10,24 +11,25 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from inspect_ai.log import read_eval_log, write_eval_log
 
-from conftest import MINI
+from conftest import MINI, registered, run_eval
 
 BIN = Path(sys.executable).parent
-INSPECT, PIBENCH = str(BIN / "inspect"), str(BIN / "pibench")
+PIBENCH = str(BIN / "pibench")
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def complete_log(tmp_path_factory) -> Path:
+    """A complete log of the registered task (in process: the commands under test are the
+    readers, not the run that wrote it)."""
     logs = tmp_path_factory.mktemp("verify-logs")
-    r = subprocess.run([INSPECT, "eval", "pibench_inspect/pibench", "-T", f"source={MINI}", "-T", "agent=oracle",
-                        "-T", "user=scripted", "--model", "none", "--display", "none", "--log-dir", str(logs)],
-                       capture_output=True, text=True, timeout=180, cwd=ROOT)
-    assert r.returncode == 0, r.stderr
+    log = run_eval(registered(source=str(MINI), agent="oracle", user="scripted"), log_dir=str(logs))
+    assert log.status == "success", log.error
     return next(logs.glob("*.eval"))
 
 
@@ -44,26 +46,38 @@ def damaged(complete_log: Path, out: Path, how: str) -> Path:
 
 
 def pibench(*args: str):
+    """The real command, in a process of its own."""
     return subprocess.run([PIBENCH, *args], capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+def pibench_here(capsys, *args: str) -> SimpleNamespace:
+    """The same command line through the command's own entry point, in this process (what
+    the process adds, the exit status and stderr, is checked once through `pibench` above)."""
+    from pibench_inspect.cli import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    out = capsys.readouterr()
+    return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
 
 
 @pytest.mark.parametrize("how, said", [("missing", "its header announces 3 sample runs, the log holds 2"),
                                        ("infinite", "its score's value.partial_credit is not a finite number")])
-def test_report_and_rescore_refuse_a_damaged_log(complete_log, tmp_path, how, said):
+def test_report_and_rescore_refuse_a_damaged_log(complete_log, tmp_path, capsys, how, said):
     bad = damaged(complete_log, tmp_path / f"{how}.eval", how)
     r = pibench("report", str(bad), "--out", str(tmp_path / "r"), "--resamples", "20")
     assert r.returncode == 2, r.stdout + r.stderr
     assert "damaged log" in r.stderr and said in r.stderr, r.stderr
     assert not (tmp_path / "r" / "results.json").exists()
-    r = pibench("rescore", str(bad), "--out", str(tmp_path / "re.eval"))
+    r = pibench_here(capsys, "rescore", str(bad), "--out", str(tmp_path / "re.eval"))
     assert r.returncode == 2 and said in r.stderr, r.stdout + r.stderr
     assert not (tmp_path / "re.eval").exists()
 
 
 @pytest.mark.parametrize("how", ["missing", "infinite"])
-def test_allow_partial_reports_what_it_can_and_says_what_is_missing(complete_log, tmp_path, how):
+def test_allow_partial_reports_what_it_can_and_says_what_is_missing(complete_log, tmp_path, capsys, how):
     bad = damaged(complete_log, tmp_path / f"{how}.eval", how)
-    r = pibench("report", str(bad), "--out", str(tmp_path / "r"), "--resamples", "20", "--allow-partial")
+    r = pibench_here(capsys, "report", str(bad), "--out", str(tmp_path / "r"), "--resamples", "20", "--allow-partial")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "left out of this report" in r.stderr
     text = (tmp_path / "r" / "results.json").read_text()
