@@ -139,29 +139,36 @@ class StateDB(DocumentAccess, CallBounds):
         return name
 
     def _written(self, coll: Collection) -> None:
-        """The collection is about to change: it exports from its table from now on, and a
-        table still read from the seed catalog is copied into the sample's own first."""
+        """The collection is about to change: it exports from its table from now on."""
         if self._reads_only:
             raise StateError(f"a read-only call cannot change {coll.path!r}")
         self._pristine.pop(coll.path, None)
         self._dirty.add(coll.path.split(".", 1)[0])
-        if coll.source is not None:
-            self._write(f"CREATE TABLE {q(coll.table)} AS SELECT * FROM {coll.source}")
-            coll.source = None
 
-    def _ensure_column(self, coll: Collection, name: str, v: Any) -> None:
-        if name not in coll.columns:
-            phys = column_name(coll.physical, name)
-            sql_type = value_type(v) or "JSON"
-            # new dicts, not edits: a transaction's snapshot keeps the old ones
-            coll.columns = {**coll.columns, name: sql_type}
-            coll.physical = {**coll.physical, name: phys}
-            # rows that existed before do not list this key in `_keys`: it stays absent for them
-            self._write(f"ALTER TABLE {q(coll.table)} ADD COLUMN {q(phys)} {sql_type}")
-        elif not fits(coll.columns[name], v):
-            self._write(f"ALTER TABLE {q(coll.table)} ALTER {coll.col(name)} SET DATA TYPE JSON "
-                        f"USING to_json({coll.col(name)})")
-            coll.columns = {**coll.columns, name: "JSON"}
+    def _reshape(self, coll: Collection, values: dict[str, Any]) -> None:
+        """Give the collection a table of the sample's own, with the columns `values` need (a
+        new field takes its value's type, a value that does not fit widens its field to JSON):
+        one statement that copies the seed's table or rebuilds the sample's, where an ALTER per
+        column cost ~1 ms each (an insert into an empty collection adds every field)."""
+        columns, physical, added, widened = dict(coll.columns), dict(coll.physical), [], []
+        for name, v in values.items():
+            if name not in columns:
+                physical[name], columns[name] = column_name(physical, name), value_type(v) or "JSON"
+                added.append(name)
+            elif not fits(columns[name], v):
+                columns[name] = "JSON"
+                widened.append(name)
+        if coll.source is None and not added and not widened:
+            return
+        select = "*"
+        if widened:
+            select += f" REPLACE ({', '.join(f'to_json({coll.col(n)}) AS {coll.col(n)}' for n in widened)})"
+        # rows that existed before do not list a new field in `_keys`: it stays absent for them
+        select += "".join(f", NULL::{columns[n]} AS {q(physical[n])}" for n in added)
+        verb = "CREATE TABLE" if coll.source is not None else "CREATE OR REPLACE TABLE"
+        self._write(f"{verb} {q(coll.table)} AS SELECT {select} FROM {coll.ref}")
+        # new dicts, not edits: a transaction's snapshot keeps the old ones
+        coll.columns, coll.physical, coll.source = columns, physical, None
 
     # ------------------------------------------------------------------ reading
 
@@ -232,19 +239,18 @@ class StateDB(DocumentAccess, CallBounds):
             if key is None:
                 raise StateError(f"collection {path!r} is keyed: an insert needs a key")
             storable(path, key, {}, {})
-            if self.select(path, {"_key": key}):
+            if self.conn.execute(f"SELECT 1 FROM {coll.ref} WHERE _key = ? LIMIT 1", [key]).fetchall():
                 raise StateError(f"collection {path!r} already has key {key!r}")
         elif coll.kind not in ("rows", "values"):
             raise StateError(f"cannot insert into {coll.kind} collection {path!r}")
         storable(path, key, values, coll.columns)
-        for k, v in values.items():
-            self._ensure_column(coll, k, v)
-        pos = self.conn.execute(f"SELECT coalesce(max(_pos) + 1, 0) FROM {q(coll.table)}").fetchone()[0]
-        names = list(coll.columns)
-        marks = ", ".join(["?", "?", "?"] + ["?::JSON" if coll.columns[k] == "JSON" else "?" for k in names])
+        self._reshape(coll, values)
+        names = [k for k in coll.columns if k in values]
+        marks = ", ".join(["?", "?"] + ["?::JSON" if coll.columns[k] == "JSON" else "?" for k in names])
         cols = ", ".join(["_pos", "_key", "_keys"] + [coll.col(k) for k in names])
-        self._write(f"INSERT INTO {q(coll.table)} ({cols}) VALUES ({marks})",
-                    [pos, key, list(values)] + [param(coll.columns[k], values.get(k)) for k in names])
+        table = q(coll.table)
+        self._write(f"INSERT INTO {table} ({cols}) SELECT (SELECT coalesce(max(_pos) + 1, 0) FROM {table}), {marks}",
+                    [key, list(values)] + [param(coll.columns[k], values[k]) for k in names])
         self._grew(values, 1, key)
         return {"_key": key, **values} if coll.kind == "keyed" else dict(values)
 
@@ -258,12 +264,10 @@ class StateDB(DocumentAccess, CallBounds):
         # select the targets first, on the fields as they are: an update may change the fields
         # the filter reads, and widen their type (a JSON column compares as text)
         sql, params = where_sql(coll, where, match)
-        targets = [r[0] for r in self.conn.execute(
-            f"SELECT _pos FROM {q(coll.table)}{sql} ORDER BY _pos", params).fetchall()]
+        targets = [r[0] for r in self.conn.execute(f"SELECT _pos FROM {coll.ref}{sql} ORDER BY _pos", params).fetchall()]
         if targets:
             storable(path, None, values, coll.columns)
-        for name, v in values.items():
-            self._ensure_column(coll, name, v)
+        self._reshape(coll, values)
         if targets and values:
             sets = [f"{coll.col(n)} = " + ("?::JSON" if coll.columns[n] == "JSON" else "?") for n in values]
             # keys a row did not have yet are appended to its key order
@@ -283,6 +287,7 @@ class StateDB(DocumentAccess, CallBounds):
         self._size_known = None  # the statement may write anything: measure again
         for coll in list(self.collections.values()):  # ... to any table: none is pristine after
             self._written(coll)
+            self._reshape(coll, {})
         self._dirty.update(self._scalars)
         self._write(f"CREATE OR REPLACE TABLE {SCALARS} AS SELECT unnest(?::BIGINT[]) AS _pos, "
                     "unnest(?::VARCHAR[]) AS key, unnest(?::VARCHAR[])::JSON AS value",
