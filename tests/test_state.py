@@ -267,3 +267,23 @@ def test_rows_share_nothing_with_the_caller():
                           "orders": {"O-1": {"lines": [{"sku": "B"}]}}}
     assert doc == {"log": [], "orders": {"O-1": {"lines": [{"sku": "A"}]}}}
     s.close()
+
+
+def test_the_stored_size_is_bounded_from_the_first_write_scalars_included():
+    """What the solver stores is measured without a query when nothing changed, and every write
+    counts against `limits.state_mb` from then on: an id counter or a handler's scalar too."""
+    from pibench_inspect.environment.limits import EffectLimits, StateTooLarge
+
+    for huge in (lambda s: s.insert("log", {"x": "a" * 20_000}), lambda s: s.set_scalar("n", "b" * 20_000)):
+        s = StateDB({"log": [], "n": 0}, allow_sql=False, limits=EffectLimits(state_mb=0.01))  # 10 KB
+        try:
+            with s.transaction():
+                s.insert("log", {"x": "a" * 100})
+                s.check_size()
+            with pytest.raises(StateTooLarge, match="limits.state_mb"):
+                with s.transaction():
+                    huge(s)
+                    s.check_size()
+            assert s.export() == {"log": [{"x": "a" * 100}], "n": 0}
+        finally:
+            s.close()

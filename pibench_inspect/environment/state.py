@@ -76,6 +76,9 @@ class StateDB(DocumentAccess, CallBounds):
         except BaseException:
             self.close()
             raise
+        # nothing changed yet: what the solver would store is the keys alone (no query), and
+        # writes add to it from here (see bounds.check_size)
+        self._size_known = len(self.export_changes_text())
 
     @property
     def conn(self) -> duckdb.DuckDBPyConnection:
@@ -221,8 +224,9 @@ class StateDB(DocumentAccess, CallBounds):
     def set_scalar(self, key: str, value: Any) -> None:
         if key not in self._scalars:
             self.layout.append((key, "scalar"))
-        self._scalars[key] = json.dumps(value)
+        self._scalars[key] = text = json.dumps(value)
         self._dirty.add(key)
+        self._growth += len(text) + len(key) + 8  # an upper bound of what it adds to the stored text
 
     def insert(self, path: str, values: dict[str, Any], key: str | None = None) -> dict[str, Any]:
         if not self.has(path):
