@@ -4,7 +4,7 @@ Every scenario of every shipped domain runs once with the `oracle` agent and the
 one sample at a time (max_samples=1, so per-sample wall times do not overlap). Timed by
 wrapping the engine's functions from the outside (no engine change):
 
-  setup      domain_document (seed + patch merge) + StateDB(...) (collection plans; tables are built only when SQL needs them) + build_tools
+  setup      domain_document (seed + patch merge) + StateDB(...) (a private catalog; patched collections built, seed ones read from the seed catalog) + build_tools
   tools      environment.effects.execute (argument validation + effect SQL), per call
   export     StateDB.export_changes_text (what the run changed, to the store)
   scoring    build_trace + evaluate (the deterministic checks)

@@ -37,6 +37,9 @@ def test_export_returns_exactly_what_was_loaded(doc):
     try:
         assert json.dumps(state.export()) == json.dumps(doc)  # key order included
         assert state.export_text() == json.dumps(doc)
+        for path in list(state.collections):
+            state.update(path, {}, {})  # written: exported from its table from now on
+        assert state.export_text() == json.dumps(doc)
     finally:
         state.close()
 
@@ -123,9 +126,9 @@ def test_get_and_put_replace_values_in_place():
 
 @settings(max_examples=40, deadline=None)
 @given(documents, documents)
-def test_seed_plans_and_private_catalogs_round_trip(seed, patch):
-    """A document merged from a seed (copy-on-write, untouched collections built from cached
-    plans) exports exactly, in a private catalog and in a database of its own, and the seed is
+def test_seed_catalogs_and_private_catalogs_round_trip(seed, patch):
+    """A document merged from a seed (copy-on-write, untouched collections read from the seed
+    catalog) exports exactly, in a private catalog and in a database of its own, and the seed is
     never changed by the merge or the build."""
     before = json.dumps(seed)
     doc = deep_merge(seed, patch)
@@ -142,7 +145,7 @@ def test_seed_plans_and_private_catalogs_round_trip(seed, patch):
 
 
 def test_private_catalogs_are_separate_and_dropped():
-    from pibench_inspect.environment.state import _shared_instance
+    from pibench_inspect.environment.duck import shared_instance as _shared_instance
 
     seed = {"orders": {"O-1": {"status": "open"}}, "log": []}
     a, b = StateDB(seed, allow_sql=False, seed=seed), StateDB(seed, allow_sql=False, seed=seed)
@@ -153,9 +156,6 @@ def test_private_catalogs_are_separate_and_dropped():
     with pytest.raises(StateError, match="raw SQL"):
         b.sql(f"SELECT * FROM {a._catalog}.main.orders")
     b.insert("log", {"who": "b"})
-    # a catalog is attached when a table is first built (a write alone only changes the plan)
-    assert b._catalog is None
-    a.collection("orders"), b.collection("log")
     assert a.export()["orders"]["O-1"]["status"] == "closed" and b.export()["log"] == [{"who": "b"}]
     names = {a._catalog, b._catalog}
     assert None not in names and len(names) == 2
@@ -165,7 +165,6 @@ def test_private_catalogs_are_separate_and_dropped():
     # a state with raw SQL has a database of its own, where other catalogs do not exist
     c, d = StateDB(seed, allow_sql=False), StateDB(seed)
     c.insert("log", {"who": "c"})
-    c.collection("log")
     assert c._catalog
     with pytest.raises(Exception, match="(?i)catalog|not found|does not exist"):
         d.sql(f"SELECT * FROM {c._catalog}.main.orders")
@@ -183,208 +182,82 @@ def test_read_only_calls_restore_scalars_and_refuse_writes():
     assert s.export() == {"log": [{"a": 1}], "_id_counter": 0}
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(records, max_size=3), st.lists(records, min_size=1, max_size=3), st.booleans())
-def test_inserts_before_and_after_a_table_exists_agree(seed_rows, new_rows, keyed):
-    """An insert into a collection not built yet (the row joins its plan) leaves exactly the
-    state an insert into a built table leaves, types and key order included."""
-    doc = {"c": {f"k{i}": r for i, r in enumerate(seed_rows)} if keyed else seed_rows}
-    lazy, built = StateDB(doc, allow_sql=False, seed=doc), StateDB(doc)
-    built.select("c")  # builds the table first
+
+# The cases below pinned the SQL semantics the table-plan engine (gone) had to mirror; they are
+# the engine's own behaviour now, on every kind of state.
+KINDS = [{"allow_sql": False}, {}, "seeded"]
+
+
+def state_of(doc, kind):
+    return StateDB(doc, allow_sql=False, seed=doc) if kind == "seeded" else StateDB(doc, **kind)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_filter_and_order_edges(kind):
+    s = state_of({"c": [{"id": "\ta", "n": None}, {"id": "a", "n": 2}, {"id": "İX", "n": 1}, {"name": "b"},
+                        {"id": "z", "n": -0.0}, {"id": "y", "n": 1.5}], "d": [{"n": -0.0}, {"n": 1.0}]}, kind)
     try:
-        for i, r in enumerate(new_rows):
-            key = f"n{i}" if keyed else None
-            assert lazy.insert("c", r, key) == built.insert("c", r, key)
-        assert json.dumps(lazy.export()) == json.dumps(built.export())
-        for name in {k for r in seed_rows + new_rows for k in r}:
-            assert lazy.collections["c"].columns[name] == built.collections["c"].columns[name]
+        assert [r["id"] for r in s.select("c", {"id": "A "}, match="ci")] == ["a"]  # trim() takes spaces only
+        assert [r.get("n") for r in s.select("c", order_by="-n")] == [2, 1.5, 1, -0.0, None, None]  # nulls last
+        assert [r.get("n") for r in s.select("c", order_by="n")] == [-0.0, 1, 1.5, 2, None, None]
+        assert [r.get("id") for r in s.select("c", {"absent": None, "name": None})] == ["\ta", "a", "İX", "z", "y"]
+        assert s.select("d", {"n": 0.0}) == [{"n": -0.0}]  # a DOUBLE column: -0.0 equals 0.0
+        assert s.select("c", {"n": 0.0}) == []  # a JSON column (numbers of two types): compared as text
+        assert s.select("c", {"n": "2"}) == [] and s.select("c", {"absent": 1}) == []
+        assert [r["id"] for r in s.select("c", {"id": "x a"}, match="words")] == []
+        with pytest.raises(StateError, match="no field 'nope' to order by"):
+            s.select("c", order_by="nope")
     finally:
-        lazy.close(), built.close()
+        s.close()
 
 
-# values a filter or a field may hold: the types a column can have, text with spaces, case and
-# non-ASCII letters (DuckDB folds case its own way there), numbers as text, and nested JSON
-field_values = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 5), st.floats(-3, 3, allow_nan=False), st.sampled_from([0.0, -0.0, 1.0]),
-    st.sampled_from(["a", "A", " a ", "ab c", "B", "x y", "1", "true", "İx", "é", "ä b", "\ta", ""]),
-    st.lists(st.integers(0, 2), max_size=2), st.dictionaries(st.sampled_from(["k"]), st.integers(0, 2), max_size=1),
-)
-small_records = st.dictionaries(st.sampled_from(["id", "name", "n", "tag", "_key"]), field_values, max_size=4)
-small_collections = st.one_of(
-    st.lists(small_records, max_size=5),
-    st.dictionaries(st.sampled_from(["K1", "k1", "K 2", "é3"]), small_records, max_size=4),
-    small_records,
-    st.lists(field_values, max_size=4),
-)
-filters = st.dictionaries(st.sampled_from(["id", "name", "n", "tag", "_key", "value", "absent"]), field_values, max_size=2)
-
-
-@settings(max_examples=400, deadline=None)
-# DuckDB's own edges, always tried: trim() takes spaces only, NULLS LAST in both directions,
-# case folding beyond ASCII, an absent field under a null filter, -0.0 equal to 0.0
-@example([{"id": "\ta"}, {"id": "a"}], {"id": "A "}, "ci", None)
-@example([{"n": None}, {"n": 2}, {"n": 1}, {}], {}, "exact", "-n")
-@example([{"n": None}, {"n": 2}, {"n": 1}, {}], {}, "exact", "n")
-@example([{"id": "İX"}, {"id": "iy"}], {"id": "ix"}, "ci", None)
-@example([{"id": "ix"}, {"id": "iy"}], {"id": "İx"}, "ci", None)
-@example([{"id": "a"}, {"name": "b"}], {"absent": None, "name": None}, "exact", None)
-@example([{"n": -0.0}, {"n": 1.0}], {"n": 0.0}, "exact", None)
-@given(small_collections, filters, st.sampled_from(["exact", "ci", "words"]),
-       st.sampled_from([None, "id", "-id", "n", "-n", "name", "-tag", "value", "absent"]))
-def test_reads_of_loaded_collections_agree_with_sql(coll, where, match, order_by):
-    """A never-written collection is read without SQL; every filter, match mode and order gives
-    exactly the rows (and errors) the SQL path gives on the same collection as a table."""
-    doc = {"c": coll}
-    loaded, table = StateDB(doc, allow_sql=False), StateDB(doc, allow_sql=False)
-    assume(loaded.has("c"))  # not a namespace of lists
-    table._written(table.collection("c"))  # from here on `table` answers from its table
+@pytest.mark.parametrize("kind", KINDS)
+def test_updates_widen_types_append_new_keys_and_filter_before_writing(kind):
+    s = state_of({"c": [{"n": 1, "name": "é"}, {"n": 2}], "o": {"K1": {"id": "a"}, "k1": {"status": "x"}}}, kind)
     try:
-        def read(state):
-            try:
-                return json.dumps(state.select("c", where, match=match, order_by=order_by))
-            except StateError as err:
-                return f"error: {err}"
-
-        assert read(loaded) == read(table)
-        assert loaded.export() == doc  # reading changed nothing (and the rows were copies)
+        assert s.update("c", {"n": 1}, {"n": "one"}) == [{"n": "one", "name": "é"}]
+        assert s.select("c", {"n": 2}) == [{"n": 2}] and s.select("c", {"n": "one"}) == [{"n": "one", "name": "é"}]
+        assert s.update("c", {"name": "é"}, {"name": 5}) == [{"n": "one", "name": 5}]
+        assert s.update("o", {"_key": "K1"}, {"Status": "new", "n": None}) == [
+            {"_key": "K1", "id": "a", "Status": "new", "n": None}]
+        assert s.update("c", {"n": "ONE"}, {}, match="ci") == [{"n": "one", "name": 5}]
+        assert json.dumps(s.export()) == json.dumps(
+            {"c": [{"n": "one", "name": 5}, {"n": 2}], "o": {"K1": {"id": "a", "Status": "new", "n": None},
+                                                          "k1": {"status": "x"}}})
     finally:
-        loaded.close(), table.close()
+        s.close()
 
 
-def test_a_sample_that_only_reads_never_opens_a_database():
-    doc = {"orders": {"O-1": {"status": "open", "lines": [{"sku": "A"}]}}, "log": []}
-    s = StateDB(doc, allow_sql=False)
-    rows = s.select("orders", {"status": "OPEN"}, match="ci")
-    rows[0]["lines"].append({"sku": "B"})  # the caller's copy, not the loaded value
-    assert s._conn is None and s.export() == doc
-    # a filter only SQL can judge (JSON text) builds the table and asks it
-    assert s.select("orders", {"lines": [{"sku": "A"}]}) == s.select("orders", {"lines": [{"sku": "A"}]})
-    assert s._conn is not None
-    s.close()
-
-
-update_values = st.dictionaries(st.sampled_from(["id", "name", "n", "status", "Status"]), field_values, max_size=3)
-
-
-@settings(max_examples=300, deadline=None)
-@example([{"n": 1}, {"n": 2}], {"n": 1}, {"n": "one"}, "exact")  # a type widened by the update
-@example([{"name": "é"}, {"name": "e"}], {"name": "é"}, {"name": 5}, "exact")  # filter before widening
-@example({"K1": {"id": "a"}, "k1": {"status": "x"}}, {"_key": "K1"}, {"Status": "new", "n": None}, "exact")
-@example([{"id": "A"}, {}], {"id": "a"}, {}, "ci")  # no values: the matching rows, unchanged
-@given(small_collections, filters, update_values, st.sampled_from(["exact", "ci", "words"]))
-@pytest.mark.slow
-def test_updates_before_and_after_a_table_exists_agree(coll, where, values, match):
-    """An update of a collection not built yet (filtered on the loaded value, the table created
-    once with the change) returns the same rows, and leaves the same state for later reads and
-    the export, as an update of the table."""
-    doc = {"c": coll}
-    pending, table = StateDB(doc, allow_sql=False), StateDB(doc, allow_sql=False)
-    assume(pending.has("c"))
-    table._written(table.collection("c"))
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_failed_call_rolls_back_every_write_kind(kind):
+    doc = {"orders": {"O-1": {"status": "open", "n": 1}}, "log": [{"a": 1}]}
+    s = state_of(doc, kind)
     try:
-        def outcome(state):
-            try:
-                rows = state.update("c", where, values, match=match)
-            except StateError as err:
-                return f"error: {err}"
-            later = [state.select("c", {f: v}) for f, v in values.items()]
-            return json.dumps([rows, state.export(), later])
-
-        assert outcome(pending) == outcome(table)
-    finally:
-        pending.close(), table.close()
-
-
-
-def test_a_failed_call_restores_the_columns_its_alters_added_or_widened():
-    s = StateDB({"orders": {"O-1": {"status": "open", "n": 1}}}, allow_sql=False)
-    s.update("orders", {"_key": "O-1"}, {"status": "held"})
-    s.collection("orders")  # the table exists from here on: the ALTERs below run in SQL
-    columns = dict(s.collections["orders"].columns)
-    with pytest.raises(RuntimeError):
-        with s.transaction():
-            s.update("orders", {"_key": "O-1"}, {"n": "one", "brand_new": 1})  # ALTER TYPE, ALTER ADD
-            raise RuntimeError("the call failed")
-    assert s.collections["orders"].columns == columns
-    assert s.select("orders", {"n": 1}) == [{"_key": "O-1", "status": "held", "n": 1}]
-    assert s.export() == {"orders": {"O-1": {"status": "held", "n": 1}}}
-
-
-# one operation of a tool call: an insert, an update or a read, optionally in a call that fails
-operations = st.one_of(
-    st.tuples(st.just("insert"), small_records, st.sampled_from([None, "K1", "n1", "n2"])),
-    st.tuples(st.just("update"), filters, update_values, st.sampled_from(["exact", "ci", "words"])),
-    st.tuples(st.just("select"), filters, st.sampled_from(["exact", "ci"]), st.sampled_from([None, "n", "-id"])),
-)
-calls = st.lists(st.tuples(operations, st.booleans()), min_size=1, max_size=6)
-
-
-@settings(max_examples=300, deadline=None)
-@example([{"n": 1}], [(("insert", {"n": "x"}, None), False), (("select", {"n": 1}, "exact", None), False)])
-@example({"K1": {"id": "a"}}, [(("insert", {"id": "b"}, "K1"), False), (("insert", {"id": "b"}, "n1"), True),
-                               (("update", {"_key": "n1"}, {"n": 2}, "exact"), False)])
-@example([{"id": "a"}], [(("insert", {"id": "\ud800"}, None), False), (("select", {}, "exact", None), False)])
-@example([{"id": "a"}], [(("update", {"id": "a"}, {"n": [1.0]}, "exact"), False),
-                         (("update", {}, {"n": {"k": 1}}, "exact"), True)])
-@given(small_collections, calls)
-@pytest.mark.slow
-def test_write_sequences_agree_with_sql(coll, sequence):
-    """Calls that write a collection whose table is never built (the rows live in its plan)
-    return what the same calls return on its table, and leave the same export, failed calls
-    rolled back included: the plan is the table until a statement needs the table."""
-    doc = {"c": coll}
-    lazy, table = StateDB(doc, allow_sql=False, seed=doc), StateDB(doc, allow_sql=False)
-    assume(lazy.has("c"))
-    table._written(table.collection("c"))
-    try:
-        def run(state, op, fails):
-            try:
-                with state.transaction():
-                    if op[0] == "insert":
-                        out = state.insert("c", op[1], op[2])
-                    elif op[0] == "update":
-                        out = state.update("c", op[1], op[2], match=op[3])
-                    else:
-                        out = state.select("c", op[1], match=op[2], order_by=op[3])
-                    if fails:
-                        raise RuntimeError("the call failed after its writes")
-                return json.dumps(out)
-            except (StateError, duckdb.Error) as err:  # a refused value is an error on both paths
-                return f"error {type(err).__name__ == 'RuntimeError'}"
-            except RuntimeError:
-                return "failed"
-
-        for op, fails in sequence:
-            assert run(lazy, op, fails) == run(table, op, fails), op
-            assert json.dumps(lazy.export()) == json.dumps(table.export())
-    finally:
-        lazy.close(), table.close()
-
-
-def test_a_write_call_opens_no_database_transaction_until_a_statement_runs():
-    s = StateDB({"orders": {"O-1": {"status": "open"}}, "log": []}, allow_sql=False)
-    with s.transaction():
         s.update("orders", {"_key": "O-1"}, {"status": "held"})
-        s.insert("log", {"event": "held"})
-    assert s._conn is None  # no table was needed: no catalog, no BEGIN/COMMIT
-    with pytest.raises(StateError, match="lone surrogate"):
-        with s.transaction():
-            s.insert("log", {"event": "\ud800"})  # DuckDB could never store it: refused now
-    with pytest.raises(RuntimeError):
-        with s.transaction():
-            s.insert("log", {"event": "second"})
-            s.collection("log")  # a statement: the transaction begins here ...
-            raise RuntimeError("... and is rolled back")
-    assert s.export() == {"orders": {"O-1": {"status": "held"}}, "log": [{"event": "held"}]}
-    s.collection("log")
-    assert s.select("log") == [{"event": "held"}]
-    s.close()
+        columns = dict(s.collections["orders"].columns)
+        with pytest.raises(RuntimeError):
+            with s.transaction():
+                s.update("orders", {"_key": "O-1"}, {"n": "one", "brand_new": 1})  # ALTER TYPE, ALTER ADD
+                s.insert("log", {"b": [1.0]})  # a collection copied from the seed in this call
+                s.insert("fresh", {"x": 1}, "k")  # a collection created in this call
+                raise RuntimeError("the call failed")
+        assert s.collections["orders"].columns == columns and not s.has("fresh")
+        assert s.select("orders", {"n": 1}) == [{"_key": "O-1", "status": "held", "n": 1}]
+        assert s.select("log") == [{"a": 1}]
+        assert s.export() == {"orders": {"O-1": {"status": "held", "n": 1}}, "log": [{"a": 1}]}
+        s.insert("log", {"a": 2})
+        assert s.select("log") == [{"a": 1}, {"a": 2}]
+    finally:
+        s.close()
 
 
-def test_rows_held_in_a_plan_share_nothing_with_the_caller():
-    """A tool's arguments (or a handler's dict) may be edited after the call: the state keeps
-    what was written, as a table would."""
-    s = StateDB({"log": [], "orders": {"O-1": {"lines": []}}}, allow_sql=False)
+def test_rows_share_nothing_with_the_caller():
+    """A tool's arguments (or a handler's dict) may be edited after the call, and a caller may
+    edit the rows it read: the state keeps what was written."""
+    doc = {"log": [], "orders": {"O-1": {"lines": [{"sku": "A"}]}}}
+    s = StateDB(doc, allow_sql=False, seed=doc)
+    rows = s.select("orders")
+    rows[0]["lines"].append({"sku": "Z"})
     entry = {"event": "refund", "items": [{"sku": "A"}]}
     s.insert("log", entry)
     change = {"lines": [{"sku": "B"}]}
@@ -392,5 +265,25 @@ def test_rows_held_in_a_plan_share_nothing_with_the_caller():
     entry["items"].append({"sku": "X"}), change["lines"][0].update(sku="X")
     assert s.export() == {"log": [{"event": "refund", "items": [{"sku": "A"}]}],
                           "orders": {"O-1": {"lines": [{"sku": "B"}]}}}
-    assert s._conn is None
+    assert doc == {"log": [], "orders": {"O-1": {"lines": [{"sku": "A"}]}}}
     s.close()
+
+
+def test_the_stored_size_is_bounded_from_the_first_write_scalars_included():
+    """What the solver stores is measured without a query when nothing changed, and every write
+    counts against `limits.state_mb` from then on: an id counter or a handler's scalar too."""
+    from pibench_inspect.environment.limits import EffectLimits, StateTooLarge
+
+    for huge in (lambda s: s.insert("log", {"x": "a" * 20_000}), lambda s: s.set_scalar("n", "b" * 20_000)):
+        s = StateDB({"log": [], "n": 0}, allow_sql=False, limits=EffectLimits(state_mb=0.01))  # 10 KB
+        try:
+            with s.transaction():
+                s.insert("log", {"x": "a" * 100})
+                s.check_size()
+            with pytest.raises(StateTooLarge, match="limits.state_mb"):
+                with s.transaction():
+                    huge(s)
+                    s.check_size()
+            assert s.export() == {"log": [{"x": "a" * 100}], "n": 0}
+        finally:
+            s.close()

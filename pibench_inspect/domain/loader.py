@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..environment.limits import EffectLimits
-from ..environment.shape import collection_clashes
+from ..environment.seed import freeze
+from ..environment.shape import collection_clashes, unstorable_text
 from ..scenario.errors import ScenarioError, validation_problems
 from ..scenario.reading import inside, read_json, read_text
 from .catalog import Sql, ToolSpec, catalog_entries
@@ -158,7 +159,7 @@ def load_domain_dir(path: Path, root: Path | None = None) -> Domain:
         seed = read_json(state_path, root, "seed state")
     if not isinstance(seed, dict):
         raise ScenarioError(state_path, ["(top level): seed state must be a JSON object"])
-    clashes = collection_clashes(seed)
+    clashes = collection_clashes(seed) + unstorable_text(seed, "")
     if clashes:
         raise ScenarioError(state_path, clashes)
     return Domain(
@@ -167,7 +168,8 @@ def load_domain_dir(path: Path, root: Path | None = None) -> Domain:
         config=config,
         policy_text=policy_text,
         tools=tools,
-        seed_state=seed,
+        # shared by every sample of the domain: read-only (environment/seed.py)
+        seed_state=freeze(seed),
     )
 
 

@@ -25,6 +25,7 @@ from referencing import Registry
 from ..domain.catalog import STEP_KEYS, Fail, Insert, Let, Select, Sql, ToolSpec, Update, Verify, handler_problem
 from .limits import PATTERN_SECONDS, CallOverran, StateTooLarge
 from .once import PerObject
+from .mapping import text_ok, utf8
 from .state import StateDB, StateError
 from .templates import TemplateError, condition, render
 
@@ -363,6 +364,21 @@ def _step_failure(spec: ToolSpec, state: StateDB, where: str, err: BaseException
     return f"{spec.name} failed: {type(err).__name__}: {err}"
 
 
+def unstorable_arguments(arguments: dict[str, Any]) -> list[str]:
+    """Arguments holding text DuckDB cannot take (a lone surrogate, which JSON may escape)."""
+    return [k for k, v in arguments.items() if not (utf8(k) and text_ok(v))]
+
+
+def refuse_unstorable(tool: str, arguments: dict[str, Any]) -> None:
+    """A call whose arguments the state could neither store nor search for is a tool error
+    naming them, before any step runs: the same answer whatever the steps would do with it."""
+    bad = unstorable_arguments(arguments)
+    if bad:
+        names = ", ".join(repr(k.encode("utf-8", "backslashreplace").decode()) for k in bad)
+        raise ToolCallError(f"{tool} failed: argument {names} holds text that is not valid UTF-8 "
+                            "(a lone surrogate); the state cannot store or search for it")
+
+
 def _execute(spec: ToolSpec, state: StateDB, arguments: dict[str, Any], validate: bool) -> Any:
     if validate:
         problems = argument_errors(spec, arguments)
@@ -370,6 +386,7 @@ def _execute(spec: ToolSpec, state: StateDB, arguments: dict[str, Any], validate
             raise ToolCallError(
                 f"invalid arguments for {spec.name}: " + "; ".join(problems)
             )
+    refuse_unstorable(spec.name, arguments)
     ctx = ToolContext(state, spec.name)
     read_only = reads_only(spec)
     try:

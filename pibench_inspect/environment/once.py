@@ -1,5 +1,5 @@
-"""Work done once per object per process: a tool's parameters and validator, a seed's table plans
-and JSON text. Samples share these objects (domains and seeds are loaded once and never changed),
+"""Work done once per object per process: a tool's parameters and validator, a seed's DuckDB
+catalog and JSON text. Samples share these objects (domains and seeds are loaded once and never changed),
 so the result of the first sample serves every later one.
 
 Keyed by identity, with the object kept alive beside its result so an id is never reused while

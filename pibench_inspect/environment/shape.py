@@ -4,7 +4,8 @@ The state mapping (environment/state.py) names a top-level list or object by its
 lists inside a namespace object (`{"a": {"b": [...]}}`) as `a.b`. A top-level key that is itself
 `"a.b"` then names the same collection, and one silently replaces the other (the exported state
 was wrong). Such a document is refused where it is read: a domain's seed state at load, a
-scenario's seed + patch when it is checked.
+scenario's seed + patch when it is checked. So is text DuckDB cannot store (`unstorable_text`):
+refused when the file is loaded, not when a sample's first statement meets it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 
 def _is_namespace(value: Any) -> bool:
-    # the same rule as state._classify: a non-empty object whose values are all lists
+    # the same rule as mapping.classify: a non-empty object whose values are all lists
     return isinstance(value, dict) and bool(value) and all(isinstance(v, list) for v in value.values())
 
 
@@ -53,3 +54,33 @@ def patched_view(seed: dict[str, Any], patch: dict[str, Any], overrides: dict[st
         view[key] = {**old, **value} if isinstance(old, dict) and isinstance(value, dict) else value
     view.update(overrides)
     return view
+
+
+def unstorable_text(value: Any, where: str) -> list[str]:
+    """One problem per place in `value` holding text that is not valid UTF-8 (a lone surrogate,
+    which JSON may escape as \\ud800): DuckDB, which holds the state, cannot store it."""
+    out: list[str] = []
+
+    def bad(text: str) -> bool:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+
+    def walk(v: Any, path: str) -> None:
+        if isinstance(v, str):
+            if bad(v):
+                out.append(f"{path or '(top level)'}: holds text that is not valid UTF-8 (a lone surrogate); the state cannot store it")
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                if bad(k):
+                    out.append(f"{path or '(top level)'}: a key is not valid UTF-8 (a lone surrogate); the state cannot store it")
+                name = k.encode("utf-8", "backslashreplace").decode()
+                walk(x, f"{path}.{name}" if path else name)
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, f"{path}[{i}]")
+
+    walk(value, where)
+    return out

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from ..domain.loader import Domain
-from ..environment.effects import ToolContext, resolve_handler, run_effect
+from ..environment.effects import ToolContext, resolve_handler, run_effect, unstorable_arguments
 from ..environment.state import StateDB
 
 
@@ -28,6 +28,10 @@ def execute_original(
         return json.dumps(f"Error: Tool '{name}' not found."), True
     if not isinstance(arguments, dict):
         return json.dumps("Error: arguments must be an object"), True
+    bad = unstorable_arguments(arguments)
+    if bad:  # as a live call: a named refusal, before the handler runs (effects.refuse_unstorable)
+        return json.dumps(f"Error: argument {', '.join(map(repr, bad))} holds text that is not valid UTF-8 "
+                          "(a lone surrogate)"), True
     ctx = ToolContext(state, name)
     try:
         with state.transaction():

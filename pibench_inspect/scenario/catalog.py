@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..domain.loader import AliasTable, Domain, alias_table, load_domain, resolve_domain_dir
-from ..environment.shape import collection_clashes, patched_view
+from ..environment.shape import collection_clashes, patched_view, unstorable_text
 from ..paths import data_root, domains_dir, scenarios_dir, user_path
 from .errors import ScenarioError
 from .loader import discover, load_scenario
@@ -39,14 +39,16 @@ class ScenarioSet:
 
 
 def state_clashes(domain: Domain, scenario: Scenario) -> list[str]:
-    """Collections the scenario's initial state (seed + patch) maps twice (environment/shape.py)."""
+    """Collections the scenario's initial state (seed + patch) maps twice, and text in it the
+    state cannot store (environment/shape.py)."""
     env = scenario.environment_setup
     overrides = {k: v for k, v in (("employee", env.employee), ("now", env.now)) if v is not None}
     view = patched_view(domain.seed_state, env.initial_state_patch, overrides)
     return [
         f"environment_setup.initial_state_patch: {p.removeprefix('(top level): ')} (seed + patch)"
         for p in collection_clashes(view)
-    ]
+    ] + unstorable_text(env.initial_state_patch, "environment_setup.initial_state_patch") + [
+        p for name, v in overrides.items() for p in unstorable_text(v, f"environment_setup.{name}")]
 
 
 def load_set(source: str | Path | None = None) -> ScenarioSet:

@@ -1,0 +1,115 @@
+"""A domain's seed state, shared by every sample: frozen in Python, built once into DuckDB.
+
+Why a seed catalog: a sample's document is the domain seed plus its scenario's patch
+(merge.deep_merge shares every untouched value with the seed). Building each sample's tables
+from Python values cost ~2.7 ms a table; instead the seed's collections are built once per
+process into a catalog of the shared instance, a sample reads an untouched collection there and
+copies it into its private catalog in-database (`CREATE TABLE ... AS SELECT * FROM seed`) only
+when it first writes it. Samples never write the seed catalog: their statements name their own
+tables, the seed's only in reads and in that copy.
+
+Why frozen: the same seed objects are in every sample's document, so one in-place edit (a
+handler's, a check's) would change every later sample. `freeze` makes them read-only; a copy
+(`copy.deepcopy`, `dict(...)`, pickling) is an ordinary mutable value again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from .duck import LOCK, attach_catalog, drop_catalog, q, shared_instance
+from .mapping import Collection, classify, create_params, create_sql, describe, records
+from .once import PerObject
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> None:
+    raise TypeError("the domain seed is shared by every sample and cannot be changed in place; "
+                    "change a copy (copy.deepcopy) or the sample's state")
+
+
+class FrozenDict(dict):
+    """A dict whose content cannot change (a JSON object of the shared seed)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore
+
+    def __reduce_ex__(self, protocol: Any) -> Any:  # copies and pickles are plain dicts
+        return (dict, (dict(self),))
+
+
+class FrozenList(list):
+    """A list whose content cannot change (a JSON array of the shared seed)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = sort = reverse = _refuse  # type: ignore
+    __iadd__ = __imul__ = _refuse  # type: ignore
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (list, (list(self),))
+
+
+def freeze(value: Any) -> Any:
+    """`value` with every object and array read-only (JSON text, equality and isinstance as before)."""
+    if isinstance(value, dict):
+        return FrozenDict((k, freeze(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return FrozenList(freeze(v) for v in value)
+    return value
+
+
+@dataclass
+class SeedCatalog:
+    """The seed's collections as tables of one catalog (path -> its table, `source` set)."""
+
+    name: str
+    pid: int
+    collections: dict[str, Collection]
+
+
+def _build(seed: dict[str, Any]) -> SeedCatalog:
+    name = attach_catalog("seed")
+    found: dict[str, tuple[str, Any]] = {}
+
+    def walk(path: list[str], value: Any) -> None:
+        kind = classify(value)
+        if kind == "namespace":
+            for k, v in value.items():
+                walk(path + [k], v)
+        elif kind != "scalar":
+            found[".".join(path)] = (kind, value)
+
+    for key, value in seed.items():
+        walk([key], value)
+    colls: dict[str, Collection] = {}
+    root = shared_instance()
+    with LOCK:
+        for n, (path, (kind, value)) in enumerate(found.items()):
+            rows = records(kind, value)
+            coll = describe(path, kind, rows)
+            table = f"t{n}"
+            root.execute(create_sql(coll, f"{q(name)}.main.{table}"), create_params(coll, rows))
+            coll.source = f"{q(name)}.main.{table}"
+            colls[path] = coll
+    cat = SeedCatalog(name, os.getpid(), colls)
+    weakref.finalize(cat, drop_catalog, root, root.cursor(), name)
+    return cat
+
+
+_catalogs = PerObject(_build, max_entries=64)
+
+
+def seed_catalog(seed: dict[str, Any]) -> SeedCatalog:
+    """The seed's catalog in this process's shared instance, built on first use."""
+    cat = _catalogs(seed)
+    if cat.pid != os.getpid():  # a forked child: the parent's instance is not ours
+        _catalogs._entries.pop(id(seed), None)
+        cat = _catalogs(seed)
+    return cat
+
+
+# The JSON text of a seed collection, made once per process (the seed is frozen).
+seed_text = PerObject(json.dumps)
