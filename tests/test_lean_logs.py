@@ -129,3 +129,16 @@ def test_a_model_agent_still_gets_the_whole_policy(mini_source, tmp_path):
     policy = (mini_source / "domains" / "mini" / "policy.md").read_text().strip()
     assert policy in log.samples[0].messages[0].text
     assert "policies" not in (log.eval.metadata or {})
+
+
+def test_the_frozen_seed_and_its_plain_copy_are_the_same_value():
+    """The initial state holds the domain seed's read-only objects (environment/seed.freeze),
+    the final state plain ones: rows nobody changed are not listed as (empty) changes."""
+    from pibench_inspect.environment.seed import freeze
+
+    before = freeze({"orders": {"O-1": {"status": "open", "items": [1, 2]}, "O-2": {"status": "open"}}})
+    after = {"orders": {"O-1": {"status": "refunded", "items": [1, 2]}, "O-2": {"status": "open"}}}
+    assert diff_value(before, after) == {"d": {"orders": {"d": {"O-1": {"d": {"status": {"=": "refunded"}}}}}}}
+    assert diff_value(before, json.loads(json.dumps(before))) == {}
+    # scalars keep their type: 1 and 1.0 differ
+    assert diff_value(freeze({"n": 1}), {"n": 1.0}) == {"d": {"n": {"=": 1.0}}}

@@ -89,7 +89,16 @@ def apply_changes(initial: dict[str, Any], changes: dict[str, Any]) -> dict[str,
 
 
 def _same(a: Any, b: Any) -> bool:
-    return a is b or (type(a) is type(b) and a == b)
+    """Equal as JSON: objects and arrays by content, whatever their class (the domain seed's
+    are read-only subclasses of dict and list, environment/seed.freeze), scalars only with their
+    own type (1, 1.0 and True are three values)."""
+    if a is b:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
 
 
 def diff_value(before: Any, after: Any) -> dict[str, Any]:
