@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .mapping import utf8
+
 
 def _is_namespace(value: Any) -> bool:
     # the same rule as mapping.classify: a non-empty object whose values are all lists
@@ -61,20 +63,13 @@ def unstorable_text(value: Any, where: str) -> list[str]:
     which JSON may escape as \\ud800): DuckDB, which holds the state, cannot store it."""
     out: list[str] = []
 
-    def bad(text: str) -> bool:
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-
     def walk(v: Any, path: str) -> None:
         if isinstance(v, str):
-            if bad(v):
+            if not utf8(v):
                 out.append(f"{path or '(top level)'}: holds text that is not valid UTF-8 (a lone surrogate); the state cannot store it")
         elif isinstance(v, dict):
             for k, x in v.items():
-                if bad(k):
+                if not utf8(k):
                     out.append(f"{path or '(top level)'}: a key is not valid UTF-8 (a lone surrogate); the state cannot store it")
                 name = k.encode("utf-8", "backslashreplace").decode()
                 walk(x, f"{path}.{name}" if path else name)
