@@ -33,7 +33,7 @@ from .document import DocumentAccess
 from .duck import drop_catalog, open_private_catalog, open_sandboxed, q, shared_instance
 from .filters import order_sql, where_sql
 from .limits import DEFAULT_LIMITS, CallOverran, EffectLimits
-from .mapping import (Collection, StateError, classify, column_name, create_params, create_sql, describe,
+from .mapping import (Collection, StateError, classify, clean, column_name, create_params, create_sql, describe,
                       filter_ok, fits, param, records, storable, text_ok, value_type)
 from .seed import seed_catalog
 
@@ -66,6 +66,7 @@ class StateDB(DocumentAccess, CallBounds):
         self.layout: list[tuple[str, Any]] = []  # top-level keys in order; namespaces hold child keys
         self._tables: set[str] = set()
         self._pristine: dict[str, Any] = {}  # never-written collections: the value loaded
+        self._unbuilt: dict[str, Any] = {}  # collections whose table is built at first use: the value
         self._scalars: dict[str, str] = {}  # JSON text by key
         self._reads_only = False
         self._tx: str | None = None  # in a write call: "wanted" until it writes, then "open"
@@ -124,14 +125,24 @@ class StateDB(DocumentAccess, CallBounds):
             # the very collection of the seed, untouched by the scenario: read in place
             coll = replace(shared, columns=dict(shared.columns), physical=dict(shared.physical))
             coll.table = self._table_name(dotted)
-        else:
-            rows = records(kind, value)
-            coll = describe(dotted, kind, rows)
-            coll.table = self._table_name(dotted)
-            self._write(create_sql(coll, q(coll.table)), create_params(coll, rows))
+        elif clean(value):  # nothing to refuse in it: its table is built when a statement needs it
+            coll = Collection(path=dotted, kind=kind, table=self._table_name(dotted))
+            self._unbuilt[dotted] = value
+        else:  # the check that names what cannot be stored, now
+            coll = self._build(describe(dotted, kind, records(kind, value)), value, self._table_name(dotted))
         self.collections[dotted] = coll
         self._pristine[dotted] = value
         return "collection"
+
+    def _build(self, coll: Collection, value: Any, table: str) -> Collection:
+        """Create the collection's table from the value loaded (`coll` described, or still bare)."""
+        rows = records(coll.kind, value)
+        if not coll.columns and rows:
+            built = describe(coll.path, coll.kind, rows, checked=True)
+            coll.columns, coll.physical = built.columns, built.physical  # new dicts: see transaction
+        coll.table = table
+        self._write(create_sql(coll, q(table)), create_params(coll, rows))
+        return coll
 
     def _table_name(self, path: str) -> str:
         base = path.replace(".", "__") or "_blank"
@@ -176,11 +187,16 @@ class StateDB(DocumentAccess, CallBounds):
     # ------------------------------------------------------------------ reading
 
     def collection(self, path: str) -> Collection:
+        """The collection, its table built if it was not yet (every statement reaches it here)."""
         try:
-            return self.collections[path]
+            coll = self.collections[path]
         except KeyError:
             known = ", ".join(sorted(self.collections)) or "none"
             raise StateError(f"no collection {path!r} in the state (known: {known})") from None
+        if path in self._unbuilt:
+            self._build(coll, self._unbuilt[path], coll.table)
+            del self._unbuilt[path]
+        return coll
 
     def has(self, path: str) -> bool:
         return path in self.collections
@@ -289,7 +305,8 @@ class StateDB(DocumentAccess, CallBounds):
         if self._reads_only:
             raise StateError("a read-only call cannot run raw SQL")
         self._size_known = None  # the statement may write anything: measure again
-        for coll in list(self.collections.values()):  # ... to any table: none is pristine after
+        for path in list(self.collections):  # ... to any table: none is pristine after
+            coll = self.collection(path)
             self._written(coll)
             self._reshape(coll, {})
         self._dirty.update(self._scalars)
@@ -339,7 +356,7 @@ class StateDB(DocumentAccess, CallBounds):
         # collections' column maps are replaced, never edited, so keeping the maps is a snapshot
         kept = [(c, c.columns, c.physical, c.source) for c in self.collections.values()]
         saved = (dict(self.collections), _copy_layout(self.layout), set(self._tables), dict(self._pristine),
-                 dict(self._scalars), set(self._dirty))
+                 dict(self._scalars), set(self._dirty), dict(self._unbuilt))
         self._tx = "wanted"
         try:
             yield
@@ -350,7 +367,8 @@ class StateDB(DocumentAccess, CallBounds):
                 self._conn.execute("ROLLBACK")
             for c, columns, physical, source in kept:
                 c.columns, c.physical, c.source = columns, physical, source
-            (self.collections, self.layout, self._tables, self._pristine, self._scalars, self._dirty) = saved
+            (self.collections, self.layout, self._tables, self._pristine, self._scalars, self._dirty,
+             self._unbuilt) = saved
             raise
         else:
             if self._tx == "open":
