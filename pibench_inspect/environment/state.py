@@ -211,7 +211,8 @@ class StateDB(DocumentAccess, CallBounds):
     def _keyed_rows(self, coll: Collection, where: str, params: list[Any], order: str) -> list[tuple[Any, dict]]:
         names = list(coll.columns)
         cols = ", ".join(["_key", "_keys"] + [coll.col(k) for k in names])
-        cur = self.conn.execute(f"SELECT {cols} FROM {coll.ref}{where} ORDER BY {order}", params)
+        order = f" ORDER BY {order}" if order else ""  # none: at most one row (planning a sort costs)
+        cur = self.conn.execute(f"SELECT {cols} FROM {coll.ref}{where}{order}", params)
         out = []
         for n, row in enumerate(cur.fetchall()):
             if n % 1024 == 1023:
@@ -229,7 +230,10 @@ class StateDB(DocumentAccess, CallBounds):
         coll = self.collection(path)
         filter_ok(path, where or {})
         sql, params = where_sql(coll, where or {}, match)
-        return self._rows(coll, sql, params, order_sql(coll, order_by))
+        # one key: at most one row (keys are unique, unless raw SQL wrote the table)
+        one = (coll.kind == "keyed" and match == "exact" and (where or {}).get("_key") is not None
+               and not order_by and not self.allow_sql)
+        return self._rows(coll, sql, params, "" if one else order_sql(coll, order_by))
 
     def get_scalar(self, key: str, default: Any = None) -> Any:
         text = self._scalars.get(key)
@@ -284,7 +288,7 @@ class StateDB(DocumentAccess, CallBounds):
         # select the targets first, on the fields as they are: an update may change the fields
         # the filter reads, and widen their type (a JSON column compares as text)
         sql, params = where_sql(coll, where, match)
-        targets = [r[0] for r in self.conn.execute(f"SELECT _pos FROM {coll.ref}{sql} ORDER BY _pos", params).fetchall()]
+        targets = [r[0] for r in self.conn.execute(f"SELECT _pos FROM {coll.ref}{sql}", params).fetchall()]
         if targets:
             storable(path, None, values, coll.columns)
         self._reshape(coll, values)
@@ -295,7 +299,8 @@ class StateDB(DocumentAccess, CallBounds):
             self._write(f"UPDATE {q(coll.table)} SET {', '.join(sets)} WHERE list_contains(?, _pos)",
                         [param(coll.columns[n], v) for n, v in values.items()] + [list(values), targets])
         self._grew(values, len(targets))
-        return self._rows(coll, " WHERE list_contains(?, _pos)", [targets], "_pos") if targets else []
+        return self._rows(coll, " WHERE list_contains(?, _pos)", [targets], "_pos" if len(targets) > 1 else "") \
+            if targets else []
 
     def sql(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Raw parameterized SQL (`$name` placeholders). Returns rows as dicts."""
