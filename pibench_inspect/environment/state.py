@@ -201,28 +201,35 @@ class StateDB(DocumentAccess, CallBounds):
     def has(self, path: str) -> bool:
         return path in self.collections
 
-    def _rows(self, coll: Collection, where: str, params: list[Any], order: str) -> list[dict]:
+    def _rows(self, coll: Collection, where: str, params: list[Any], order: str, update: str = "") -> list[dict]:
         """Rows as dicts; a keyed collection's key is added as `_key` (unless a field has that name)."""
         out = []
-        for key, rec in self._keyed_rows(coll, where, params, order):
+        for key, rec in self._keyed_rows(coll, where, params, order, update):
             out.append({"_key": key, **rec} if coll.kind == "keyed" and "_key" not in rec else rec)
         return out
 
-    def _keyed_rows(self, coll: Collection, where: str, params: list[Any], order: str) -> list[tuple[Any, dict]]:
+    def _keyed_rows(self, coll: Collection, where: str, params: list[Any], order: str,
+                    update: str = "") -> list[tuple[Any, dict]]:
+        """`update`: an UPDATE's SET clause; the rows `where` picks are changed by it and returned as
+        changed, in document order (one statement where an UPDATE and a SELECT after it were)."""
         names = list(coll.columns)
-        cols = ", ".join(["_key", "_keys"] + [coll.col(k) for k in names])
-        order = f" ORDER BY {order}" if order else ""  # none: at most one row (planning a sort costs)
-        cur = self.conn.execute(f"SELECT {cols} FROM {coll.ref}{where}{order}", params)
+        cols = ", ".join(["_pos", "_key", "_keys"] + [coll.col(k) for k in names])
+        if update:
+            fetched = sorted(self._write(f"UPDATE {q(coll.table)} SET {update}{where} RETURNING {cols}",
+                                         params).fetchall(), key=lambda row: row[0])
+        else:
+            order = f" ORDER BY {order}" if order else ""  # none: at most one row (planning a sort costs)
+            fetched = self.conn.execute(f"SELECT {cols} FROM {coll.ref}{where}{order}", params).fetchall()
         out = []
-        for n, row in enumerate(cur.fetchall()):
+        for n, row in enumerate(fetched):
             if n % 1024 == 1023:
                 self.check_deadline()
-            values = dict(zip(names, row[2:]))
+            values = dict(zip(names, row[3:]))
             rec: dict[str, Any] = {}
-            for name in row[1] or []:
+            for name in row[2] or []:
                 v = values.get(name)
                 rec[name] = json.loads(v) if coll.columns.get(name) == "JSON" and v is not None else v
-            out.append((row[0], rec))
+            out.append((row[1], rec))
         return out
 
     def select(self, path: str, where: dict[str, Any] | None = None, *, match: str = "exact",
@@ -292,15 +299,14 @@ class StateDB(DocumentAccess, CallBounds):
         if targets:
             storable(path, None, values, coll.columns)
         self._reshape(coll, values)
-        if targets and values:
-            sets = [f"{coll.col(n)} = " + ("?::JSON" if coll.columns[n] == "JSON" else "?") for n in values]
-            # keys a row did not have yet are appended to its key order
-            sets.append("_keys = list_concat(_keys, list_filter(?, lambda x: NOT list_contains(_keys, x)))")
-            self._write(f"UPDATE {q(coll.table)} SET {', '.join(sets)} WHERE list_contains(?, _pos)",
-                        [param(coll.columns[n], v) for n, v in values.items()] + [list(values), targets])
+        sets = [f"{coll.col(n)} = " + ("?::JSON" if coll.columns[n] == "JSON" else "?") for n in values]
+        # keys a row did not have yet are appended to its key order
+        sets.append("_keys = list_concat(_keys, list_filter(?, lambda x: NOT list_contains(_keys, x)))")
+        rows = [] if not targets else self._rows(  # with values: the UPDATE returns the rows it changed
+            coll, " WHERE list_contains(?, _pos)", [param(coll.columns[n], v) for n, v in values.items()]
+            + [list(values), targets] if values else [targets], "_pos", ", ".join(sets) if values else "")
         self._grew(values, len(targets))
-        return self._rows(coll, " WHERE list_contains(?, _pos)", [targets], "_pos" if len(targets) > 1 else "") \
-            if targets else []
+        return rows
 
     def sql(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Raw parameterized SQL (`$name` placeholders). Returns rows as dicts."""
