@@ -20,6 +20,7 @@ class DocumentAccess:
     layout: list[tuple[str, Any]]
     collections: dict[str, Collection]
     _pristine: dict[str, Any]
+    _unbuilt: dict[str, Any]
     _scalars: dict[str, str]
     _dirty: set[str]
     _reads_only: bool
@@ -63,7 +64,7 @@ class DocumentAccess:
         else:
             coll = self.collections.pop(".".join(parts))
             self._pristine.pop(coll.path, None)
-            if coll.source is None:
+            if self._unbuilt.pop(coll.path, None) is None and coll.source is None:  # a table to drop
                 self._write(f"DROP TABLE {q(coll.table)}")
             self._tables.discard(coll.table.lower())
 

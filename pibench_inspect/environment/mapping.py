@@ -43,8 +43,22 @@ def value_type(v: Any) -> str | None:
     return "JSON"
 
 
+_EXACT: dict[type, str | None] = {type(None): None, bool: "BOOLEAN", float: "DOUBLE", str: "VARCHAR",
+                                  dict: "JSON", list: "JSON"}
+
+
 def column_type(values: list[Any]) -> str:
-    kinds = {value_type(v) for v in values} - {None}
+    """`value_type`'s one type of the values, else JSON: typed once per distinct Python type
+    (ints by their range), not once per value."""
+    kinds: set[str | None] = set()
+    for t in set(map(type, values)):
+        if t in _EXACT:
+            kinds.add(_EXACT[t])
+        elif t is int:
+            kinds.add("BIGINT" if all(INT64[0] <= v <= INT64[1] for v in values if type(v) is int) else "JSON")
+        else:
+            kinds.update(value_type(v) for v in values if type(v) is t)
+    kinds.discard(None)
     return kinds.pop() if len(kinds) == 1 else "JSON"
 
 
@@ -87,6 +101,17 @@ def json_ok(v: Any) -> bool:
     if isinstance(v, list):
         return all(json_ok(x) for x in v)
     return text_ok(v)
+
+
+def clean(value: Any) -> bool:
+    """Whether `value` holds no lone surrogate (keys included) and no NaN/Infinity anywhere, in
+    one walk at C speed: such a value is storable whatever its columns' types (`storable` finds
+    nothing in it). False is not a refusal: `storable` then decides, and names the field."""
+    try:
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except Exception:  # NaN/Infinity, a lone surrogate, a value JSON lacks, too deep
+        return False
+    return True
 
 
 UNSTORABLE = "holds a value the state cannot store (a lone surrogate, or NaN/Infinity inside JSON)"
@@ -172,8 +197,10 @@ def records(kind: str, value: Any) -> list[tuple[str | None, dict[str, Any]]]:
     return [(None, {"value": v}) for v in value]
 
 
-def describe(path: str, kind: str, rows: list[tuple[str | None, dict[str, Any]]]) -> Collection:
-    """The table for `rows` (its name is set by the caller), every value checked storable."""
+def describe(path: str, kind: str, rows: list[tuple[str | None, dict[str, Any]]], *,
+             checked: bool = False) -> Collection:
+    """The table for `rows` (its name is set by the caller), every value checked storable
+    (`checked`: the caller found the value `clean`, nothing to check)."""
     coll = Collection(path=path, kind=kind, table="")
     names: list[str] = []
     for _, r in rows:
@@ -184,8 +211,9 @@ def describe(path: str, kind: str, rows: list[tuple[str | None, dict[str, Any]]]
     for k in names:
         coll.columns[k] = column_type([r.get(k) for _, r in rows])
         coll.physical[k] = column_name(coll.physical, k)
-    for key, r in rows:
-        storable(path, key, r, coll.columns)
+    if not checked:
+        for key, r in rows:
+            storable(path, key, r, coll.columns)
     return coll
 
 
@@ -204,5 +232,6 @@ def create_sql(coll: Collection, table: str) -> str:
 def create_params(coll: Collection, rows: list[tuple[str | None, dict[str, Any]]]) -> list[list[Any]]:
     params: list[list[Any]] = [list(range(len(rows))), [k for k, _ in rows], [list(r) for _, r in rows]]
     for k, sql_type in coll.columns.items():
-        params.append([param(sql_type, r.get(k)) for _, r in rows])
+        column = [r.get(k) for _, r in rows]
+        params.append([None if v is None else json.dumps(v) for v in column] if sql_type == "JSON" else column)
     return params

@@ -33,7 +33,7 @@ from .document import DocumentAccess
 from .duck import drop_catalog, open_private_catalog, open_sandboxed, q, shared_instance
 from .filters import order_sql, where_sql
 from .limits import DEFAULT_LIMITS, CallOverran, EffectLimits
-from .mapping import (Collection, StateError, classify, column_name, create_params, create_sql, describe,
+from .mapping import (Collection, StateError, classify, clean, column_name, create_params, create_sql, describe,
                       filter_ok, fits, param, records, storable, text_ok, value_type)
 from .seed import seed_catalog
 
@@ -66,6 +66,7 @@ class StateDB(DocumentAccess, CallBounds):
         self.layout: list[tuple[str, Any]] = []  # top-level keys in order; namespaces hold child keys
         self._tables: set[str] = set()
         self._pristine: dict[str, Any] = {}  # never-written collections: the value loaded
+        self._unbuilt: dict[str, Any] = {}  # collections whose table is built at first use: the value
         self._scalars: dict[str, str] = {}  # JSON text by key
         self._reads_only = False
         self._tx: str | None = None  # in a write call: "wanted" until it writes, then "open"
@@ -124,14 +125,24 @@ class StateDB(DocumentAccess, CallBounds):
             # the very collection of the seed, untouched by the scenario: read in place
             coll = replace(shared, columns=dict(shared.columns), physical=dict(shared.physical))
             coll.table = self._table_name(dotted)
-        else:
-            rows = records(kind, value)
-            coll = describe(dotted, kind, rows)
-            coll.table = self._table_name(dotted)
-            self._write(create_sql(coll, q(coll.table)), create_params(coll, rows))
+        elif clean(value):  # nothing to refuse in it: its table is built when a statement needs it
+            coll = Collection(path=dotted, kind=kind, table=self._table_name(dotted))
+            self._unbuilt[dotted] = value
+        else:  # the check that names what cannot be stored, now
+            coll = self._build(describe(dotted, kind, records(kind, value)), value, self._table_name(dotted))
         self.collections[dotted] = coll
         self._pristine[dotted] = value
         return "collection"
+
+    def _build(self, coll: Collection, value: Any, table: str) -> Collection:
+        """Create the collection's table from the value loaded (`coll` described, or still bare)."""
+        rows = records(coll.kind, value)
+        if not coll.columns and rows:
+            built = describe(coll.path, coll.kind, rows, checked=True)
+            coll.columns, coll.physical = built.columns, built.physical  # new dicts: see transaction
+        coll.table = table
+        self._write(create_sql(coll, q(table)), create_params(coll, rows))
+        return coll
 
     def _table_name(self, path: str) -> str:
         base = path.replace(".", "__") or "_blank"
@@ -176,36 +187,49 @@ class StateDB(DocumentAccess, CallBounds):
     # ------------------------------------------------------------------ reading
 
     def collection(self, path: str) -> Collection:
+        """The collection, its table built if it was not yet (every statement reaches it here)."""
         try:
-            return self.collections[path]
+            coll = self.collections[path]
         except KeyError:
             known = ", ".join(sorted(self.collections)) or "none"
             raise StateError(f"no collection {path!r} in the state (known: {known})") from None
+        if path in self._unbuilt:
+            self._build(coll, self._unbuilt[path], coll.table)
+            del self._unbuilt[path]
+        return coll
 
     def has(self, path: str) -> bool:
         return path in self.collections
 
-    def _rows(self, coll: Collection, where: str, params: list[Any], order: str) -> list[dict]:
+    def _rows(self, coll: Collection, where: str, params: list[Any], order: str, update: str = "") -> list[dict]:
         """Rows as dicts; a keyed collection's key is added as `_key` (unless a field has that name)."""
         out = []
-        for key, rec in self._keyed_rows(coll, where, params, order):
+        for key, rec in self._keyed_rows(coll, where, params, order, update):
             out.append({"_key": key, **rec} if coll.kind == "keyed" and "_key" not in rec else rec)
         return out
 
-    def _keyed_rows(self, coll: Collection, where: str, params: list[Any], order: str) -> list[tuple[Any, dict]]:
+    def _keyed_rows(self, coll: Collection, where: str, params: list[Any], order: str,
+                    update: str = "") -> list[tuple[Any, dict]]:
+        """`update`: an UPDATE's SET clause; the rows `where` picks are changed by it and returned as
+        changed, in document order (one statement where an UPDATE and a SELECT after it were)."""
         names = list(coll.columns)
-        cols = ", ".join(["_key", "_keys"] + [coll.col(k) for k in names])
-        cur = self.conn.execute(f"SELECT {cols} FROM {coll.ref}{where} ORDER BY {order}", params)
+        cols = ", ".join(["_pos", "_key", "_keys"] + [coll.col(k) for k in names])
+        if update:
+            fetched = sorted(self._write(f"UPDATE {q(coll.table)} SET {update}{where} RETURNING {cols}",
+                                         params).fetchall(), key=lambda row: row[0])
+        else:
+            order = f" ORDER BY {order}" if order else ""  # none: at most one row (planning a sort costs)
+            fetched = self.conn.execute(f"SELECT {cols} FROM {coll.ref}{where}{order}", params).fetchall()
         out = []
-        for n, row in enumerate(cur.fetchall()):
+        for n, row in enumerate(fetched):
             if n % 1024 == 1023:
                 self.check_deadline()
-            values = dict(zip(names, row[2:]))
+            values = dict(zip(names, row[3:]))
             rec: dict[str, Any] = {}
-            for name in row[1] or []:
+            for name in row[2] or []:
                 v = values.get(name)
                 rec[name] = json.loads(v) if coll.columns.get(name) == "JSON" and v is not None else v
-            out.append((row[0], rec))
+            out.append((row[1], rec))
         return out
 
     def select(self, path: str, where: dict[str, Any] | None = None, *, match: str = "exact",
@@ -213,7 +237,10 @@ class StateDB(DocumentAccess, CallBounds):
         coll = self.collection(path)
         filter_ok(path, where or {})
         sql, params = where_sql(coll, where or {}, match)
-        return self._rows(coll, sql, params, order_sql(coll, order_by))
+        # one key: at most one row (keys are unique, unless raw SQL wrote the table)
+        one = (coll.kind == "keyed" and match == "exact" and (where or {}).get("_key") is not None
+               and not order_by and not self.allow_sql)
+        return self._rows(coll, sql, params, "" if one else order_sql(coll, order_by))
 
     def get_scalar(self, key: str, default: Any = None) -> Any:
         text = self._scalars.get(key)
@@ -268,18 +295,18 @@ class StateDB(DocumentAccess, CallBounds):
         # select the targets first, on the fields as they are: an update may change the fields
         # the filter reads, and widen their type (a JSON column compares as text)
         sql, params = where_sql(coll, where, match)
-        targets = [r[0] for r in self.conn.execute(f"SELECT _pos FROM {coll.ref}{sql} ORDER BY _pos", params).fetchall()]
+        targets = [r[0] for r in self.conn.execute(f"SELECT _pos FROM {coll.ref}{sql}", params).fetchall()]
         if targets:
             storable(path, None, values, coll.columns)
         self._reshape(coll, values)
-        if targets and values:
-            sets = [f"{coll.col(n)} = " + ("?::JSON" if coll.columns[n] == "JSON" else "?") for n in values]
-            # keys a row did not have yet are appended to its key order
-            sets.append("_keys = list_concat(_keys, list_filter(?, lambda x: NOT list_contains(_keys, x)))")
-            self._write(f"UPDATE {q(coll.table)} SET {', '.join(sets)} WHERE list_contains(?, _pos)",
-                        [param(coll.columns[n], v) for n, v in values.items()] + [list(values), targets])
+        sets = [f"{coll.col(n)} = " + ("?::JSON" if coll.columns[n] == "JSON" else "?") for n in values]
+        # keys a row did not have yet are appended to its key order
+        sets.append("_keys = list_concat(_keys, list_filter(?, lambda x: NOT list_contains(_keys, x)))")
+        rows = [] if not targets else self._rows(  # with values: the UPDATE returns the rows it changed
+            coll, " WHERE list_contains(?, _pos)", [param(coll.columns[n], v) for n, v in values.items()]
+            + [list(values), targets] if values else [targets], "_pos", ", ".join(sets) if values else "")
         self._grew(values, len(targets))
-        return self._rows(coll, " WHERE list_contains(?, _pos)", [targets], "_pos") if targets else []
+        return rows
 
     def sql(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Raw parameterized SQL (`$name` placeholders). Returns rows as dicts."""
@@ -289,7 +316,8 @@ class StateDB(DocumentAccess, CallBounds):
         if self._reads_only:
             raise StateError("a read-only call cannot run raw SQL")
         self._size_known = None  # the statement may write anything: measure again
-        for coll in list(self.collections.values()):  # ... to any table: none is pristine after
+        for path in list(self.collections):  # ... to any table: none is pristine after
+            coll = self.collection(path)
             self._written(coll)
             self._reshape(coll, {})
         self._dirty.update(self._scalars)
@@ -339,7 +367,7 @@ class StateDB(DocumentAccess, CallBounds):
         # collections' column maps are replaced, never edited, so keeping the maps is a snapshot
         kept = [(c, c.columns, c.physical, c.source) for c in self.collections.values()]
         saved = (dict(self.collections), _copy_layout(self.layout), set(self._tables), dict(self._pristine),
-                 dict(self._scalars), set(self._dirty))
+                 dict(self._scalars), set(self._dirty), dict(self._unbuilt))
         self._tx = "wanted"
         try:
             yield
@@ -350,7 +378,8 @@ class StateDB(DocumentAccess, CallBounds):
                 self._conn.execute("ROLLBACK")
             for c, columns, physical, source in kept:
                 c.columns, c.physical, c.source = columns, physical, source
-            (self.collections, self.layout, self._tables, self._pristine, self._scalars, self._dirty) = saved
+            (self.collections, self.layout, self._tables, self._pristine, self._scalars, self._dirty,
+             self._unbuilt) = saved
             raise
         else:
             if self._tx == "open":
