@@ -155,3 +155,17 @@ def test_the_shared_seed_cannot_be_edited_in_place_and_nothing_leaks_to_the_next
         next(iter(mutable["orders"].values()))["status"] = "changed"
         assert type(mutable) is dict
     assert json.dumps(seed) == pristine
+
+
+def test_a_handler_putting_an_object_with_a_key_that_is_not_text_is_refused_by_name():
+    # JSON objects have text keys; a handler's Python value can carry others (1, a tuple)
+    state = StateDB({"orders": {"O-1": {"status": "open"}}, "count": 1})
+    try:
+        with pytest.raises(StateError, match=r"'orders'.*the key 7 is not text"):
+            with state.transaction():
+                state.put("orders", {"O-1": {"status": "open", "lines": {7: "x"}}})
+        assert state.export() == {"orders": {"O-1": {"status": "open"}}, "count": 1}  # unchanged
+        state.put("orders", {"O-2": {"status": "new"}})  # text keys are fine
+        assert state.export()["orders"] == {"O-2": {"status": "new"}}
+    finally:
+        state.close()

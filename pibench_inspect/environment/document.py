@@ -92,6 +92,9 @@ class DocumentAccess:
             self._drop(parts, level[idx][1])
         if len(parts) > 1 and classify(value) == "scalar":
             raise StateError(f"{path!r} is inside a namespace and must be a list or an object")
+        bad_key = _non_text_key(value)
+        if bad_key is not None:  # JSON has text keys only; a handler's Python value may not
+            raise StateError(f"{path!r}: the key {bad_key!r} is not text (a JSON object's keys are text)")
         level[idx] = (parts[-1], self._load(parts[-1], parts, value))
 
 
@@ -157,3 +160,18 @@ class DocumentAccess:
             return [r.get("value") for r in rows]
         return rows[0] if rows else {}
 
+
+def _non_text_key(value: Any) -> Any:
+    """The first object key in `value` that is not a string (None if all are): the load checks
+    values, and a document loaded from JSON never has one, but a handler's `put` can pass any."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    return k
+                stack.append(x)
+        elif isinstance(v, list):
+            stack.extend(v)
+    return None
