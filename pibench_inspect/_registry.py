@@ -20,7 +20,7 @@ from .pibench import pibench
 from .providers import litellm
 from .retail import pibench_retail
 from .scoring.metrics import columns, domains, event_flags, headline, repeatability, robustness
-from .scoring.scorer import pibench_scorer
+from .scoring.scorer import pibench_scorer  # with the alias of its logged name (scoring/scorer.py)
 
 
 def _alias(target: Callable[..., Task], name: str) -> Callable[..., Task]:
@@ -36,14 +36,3 @@ finra = _alias(pibench_finra, "finra")
 retail = _alias(pibench_retail, "retail")
 helpdesk = _alias(pibench_helpdesk, "helpdesk")
 
-
-def _scorer_by_logged_name() -> None:
-    """Inspect records a scorer in the log by its unqualified name (`pibench_scorer`) but looks
-    unqualified names up only among its own objects, so `inspect score LOG` could not find ours.
-    Inspect imports this module at start-up (entry point): make the logged name resolve too."""
-    from .runtime.inspect_internals import add_registry_alias
-
-    add_registry_alias("scorer", "pibench_scorer", pibench_scorer)
-
-
-_scorer_by_logged_name()

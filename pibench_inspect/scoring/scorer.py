@@ -29,6 +29,7 @@ from ..conversation.solver import is_none_model, stored_final_state
 from ..environment.merge import domain_document
 from ..scenario.catalog import ScenarioSet, load_set
 from .explain import failed_sample_view
+from ..runtime.inspect_internals import add_registry_alias
 from .metrics import FLAG_KEYS, SCORER_METRICS
 
 FLAGS = tuple(FLAG_KEYS)
@@ -186,3 +187,10 @@ def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Score
         )
 
     return score
+
+
+# Inspect records the scorer in a log by its unqualified name (`pibench_scorer`) and looks
+# unqualified names up only among its own objects, so `inspect score LOG` (and `score()` in the
+# process that ran the eval) could not find ours: the logged name resolves too, from the moment
+# the scorer exists. (The entry point imports this module in a fresh `inspect score` process.)
+add_registry_alias("scorer", "pibench_scorer", pibench_scorer)
