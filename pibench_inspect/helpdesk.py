@@ -1,19 +1,7 @@
-"""IT helpdesk access control: a service-desk agent granting and revoking access.
-
-    inspect eval pibench_inspect/pibench_helpdesk --model openai/gpt-4o-mini
-    inspect eval pibench_inspect/pibench_helpdesk -T agent=oracle -T user=scripted --model none
-
-The arguments are declared once, in pibench_inspect/task_args.py.
-"""
-
-from inspect_ai import Task, task
-
-from pibench_inspect.task import build_task
-from pibench_inspect.task_args import TaskArgs, task_arguments
+from pibench_inspect.task import domain_task, task
 
 
 @task
-@task_arguments()  # the -T parameters of TaskArgs, validated into `args`
-def pibench_helpdesk(args: TaskArgs) -> Task:
+@domain_task("helpdesk")  # the -T arguments of task_args.TaskArgs, the Task built in task.py
+def pibench_helpdesk():
     """pi-bench IT helpdesk domain: access control at a service desk."""
-    return build_task("helpdesk", args)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from functools import wraps
+from typing import Any, Callable
 
-from inspect_ai import Task
+from inspect_ai import Task, task  # noqa: F401  (task: re-exported for the task files)
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import get_model
 
@@ -30,7 +31,7 @@ from .scenario.shard import in_shard
 from .scoring.metrics import COLUMNS
 from .scoring.metrics import DESCRIPTIONS as METRIC_DESCRIPTIONS
 from .scoring.scorer import pibench_scorer
-from .task_args import LABEL_VALUES, TaskArgs, parse_args
+from .task_args import LABEL_VALUES, TaskArgs, parse_args, task_arguments
 
 logger = logging.getLogger(__name__)
 
@@ -239,6 +240,22 @@ def register_hooks() -> None:
 def pibench_task(domain: str | None, **task_args: Any) -> Task:
     """The Task for one domain (or every domain with `domain=None`) from unchecked arguments."""
     return build_task(domain, parse_args(task_args))
+
+
+def domain_task(domain: str | None) -> Callable[[Callable[[], Any]], Callable[..., Task]]:
+    """Under `@task`, in a task file: the function (its docstring is the task's description)
+    becomes the Task of `domain` (None: every domain) with the `-T` parameters declared once in
+    task_args.py. The task files stay a decorated `def`, which is how Inspect finds a file's
+    tasks (it reads the source for `@task` functions)."""
+
+    def make(fn: Callable[[], Any]) -> Callable[..., Task]:
+        @wraps(fn)
+        def for_domain(args: TaskArgs) -> Task:
+            return build_task(domain, args)
+
+        return task_arguments()(for_domain)
+
+    return make
 
 
 def build_task(domain: str | None, args: TaskArgs) -> Task:

@@ -15,6 +15,7 @@ from typing import Any
 from inspect_ai.model import ChatMessageAssistant
 
 from ..environment.effects import non_finite
+from ..environment.state import utf8
 
 
 def _as_json(value: Any) -> Any:
@@ -71,7 +72,7 @@ def unrecordable(value: Any, what: str = "the message") -> str | None:
         if v is None or isinstance(v, (bool, float)):
             continue
         if isinstance(v, str):
-            if not _utf8(v):
+            if not utf8(v):
                 return f"{what}: text that is not valid UTF-8 (a lone surrogate)"
             continue
         if isinstance(v, int):
@@ -85,7 +86,7 @@ def unrecordable(value: Any, what: str = "the message") -> str | None:
                 for k, x in dict.items(v):
                     if not isinstance(k, str):
                         return f"{what}: an object key that is not a string ({type(k).__name__})"
-                    if not _utf8(k):
+                    if not utf8(k):
                         return f"{what}: an object key that is not valid UTF-8"
                     stack.append((x, depth + 1))
             else:
@@ -94,13 +95,6 @@ def unrecordable(value: Any, what: str = "the message") -> str | None:
         return f"{what}: a {type(v).__name__}, which is not a JSON value"
     return None
 
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def describe_error(err: BaseException, limit: int = 500) -> str:

@@ -186,17 +186,17 @@ def fits(sql_type: str, v: Any) -> bool:
 def _json_storable(v: Any) -> bool:
     """Whether DuckDB's JSON type takes `json.dumps(v)`: no lone surrogate, no NaN/Infinity."""
     if isinstance(v, str):
-        return _utf8(v)
+        return utf8(v)
     if isinstance(v, float):
         return math.isfinite(v)
     if isinstance(v, dict):
-        return all(_utf8(k) and _json_storable(x) for k, x in v.items())
+        return all(utf8(k) and _json_storable(x) for k, x in v.items())
     if isinstance(v, list):
         return all(_json_storable(x) for x in v)
     return True
 
 
-def _utf8(text: str) -> bool:
+def utf8(text: str) -> bool:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate (JSON text may escape one)
@@ -208,12 +208,12 @@ def storable(path: str, key: str | None, values: dict[str, Any], columns: dict[s
     """Refuse, as creating the table would, a row DuckDB cannot hold: a row written to a
     collection whose table is not built yet reaches DuckDB only later (if ever), and a value it
     rejects must fail the call that wrote it, not a later one."""
-    if key is not None and not _utf8(key):
+    if key is not None and not utf8(key):
         raise StateError(f"collection {path!r}: the key is not valid UTF-8 text")
     for name, v in values.items():
-        if not _utf8(name):
+        if not utf8(name):
             raise StateError(f"collection {path!r}: a field name is not valid UTF-8 text")
-        ok = _json_storable(v) if columns.get(name) == "JSON" else not isinstance(v, str) or _utf8(v)
+        ok = _json_storable(v) if columns.get(name) == "JSON" else not isinstance(v, str) or utf8(v)
         if not ok:
             raise StateError(f"collection {path!r}: field {name!r} holds a value the state cannot store "
                              "(a lone surrogate, or NaN/Infinity inside JSON)")
