@@ -21,7 +21,7 @@ from inspect_ai.model import get_model
 
 from . import _bootstrap  # noqa: F401  (environment set-up before litellm can load)
 from .cli.refusal import Refusal, closest, matches_any, prefix_glob
-from .conversation.seats import SEATED_AGENTS, SEATED_USERS
+from .conversation.seats import SEATED_AGENTS, SEATED_USERS, require_seat
 from .conversation.solver import conversation, is_none_model
 from .runtime.inspect_internals import SAMPLE_ID_LOGGER, PrerequisiteError, active_model, sample_id_patterns
 from .conversation.prompts import policy_shared, shared_policies
@@ -263,8 +263,6 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
     register_hooks()
     for role, seated in (("agent", SEATED_AGENTS), ("user", SEATED_USERS)):
         if getattr(args, role) in seated:  # only `pibench play` (a person) or an environment seats one
-            from .conversation.seats import require_seat
-
             require_seat(role, getattr(args, role))
     check_models(args)
     if ":" in args.agent:  # a module:Class agent: loadable, and its own preflight passes (credentials)

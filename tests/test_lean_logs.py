@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import read_eval_log, write_eval_log
 
 from conftest import ROOT, registered, run_eval
 from pibench_inspect.analysis import final_state
@@ -89,7 +88,10 @@ def test_old_logs_still_give_their_final_state_rescore_and_render(fixture, tmp_p
 
 
 def test_inspect_score_rescores_an_old_log(tmp_path):
-    shutil.copy(OLD_MINI, tmp_path / "old.eval")
+    # the log names the absolute source of the checkout that wrote it: point it at this one's
+    old = read_eval_log(str(OLD_MINI))
+    old.eval.scorers[0].options["source"] = str(ROOT / "tests" / "fixtures" / "mini")
+    write_eval_log(old, str(tmp_path / "old.eval"))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     inspect = str(Path(sys.executable).with_name("inspect"))
     r = subprocess.run([inspect, "score", str(tmp_path / "old.eval"), "--overwrite", "--action", "overwrite", "--display", "none"],

@@ -85,13 +85,14 @@ def policy_digest(domain: Domain) -> str:
 def system_prompt(scenario: Scenario, domain: Domain, *, shared: bool = False) -> str:
     """The agent's system message: the policy and the task. `shared` (see `policy_shared`):
     the policy by name and digest, its text once in the task's metadata."""
+    text = domain.policy_text.strip()
     if shared:
         policy = (f'<policy domain="{domain.name}" sha256="{policy_digest(domain)}">\n(the domain\'s policy, '
-                  f"{len(domain.policy_text.strip()):,} characters: not repeated in each sample, since this "
+                  f"{len(text):,} characters: not repeated in each sample, since this "
                   f"run's agent is scripted and never reads it; the text is in the task's metadata, "
                   f"policies.{domain.name})\n</policy>")
     else:
-        policy = f"<policy>\n{domain.policy_text.strip()}\n</policy>"
+        policy = f"<policy>\n{text}\n</policy>"
     return f"{policy}\n\n<task>\n{task_text(scenario, domain)}\n</task>"
 
 
