@@ -287,3 +287,48 @@ def test_the_stored_size_is_bounded_from_the_first_write_scalars_included():
             assert s.export() == {"log": [{"x": "a" * 100}], "n": 0}
         finally:
             s.close()
+
+
+def test_scenario_tables_are_shared_by_content_and_never_written():
+    """A collection the scenario patched is built once per process into a shared catalog (keyed
+    by its JSON text) and read there until a state writes it; a write copies it into the state's
+    own catalog, so the other states (and the shared table) do not see it. Values that differ
+    only in type or key order are different tables."""
+    import copy
+
+    from pibench_inspect.environment import seed as seed_mod
+    from pibench_inspect.environment.duck import shared_instance as _shared_instance
+
+    doc = {"log": [{"a": 1, "b": "x"}, {"a": 2}], "orders": {"O-1": {"status": "open"}}}
+    a, b = StateDB(doc, allow_sql=False), StateDB(copy.deepcopy(doc), allow_sql=False)
+    assert a.select("log") and b.select("log")
+    assert a.collections["log"].source == b.collections["log"].source is not None
+    a.insert("log", {"a": 3})
+    a.update("orders", {"_key": "O-1"}, {"status": "closed"})
+    assert a.collections["log"].source is None
+    assert b.export() == doc and a.export()["log"][-1] == {"a": 3}
+    c = StateDB({"log": [{"a": 1.0, "b": "x"}, {"a": 2}], "orders": {"O-1": {"status": "open"}}}, allow_sql=False)
+    d = StateDB({"log": [{"b": "x", "a": 1}, {"a": 2}]}, allow_sql=False)
+    c.select("log"), d.select("log")
+    assert len({b.collections["log"].source, c.collections["log"].source, d.collections["log"].source}) == 3
+    assert json.dumps(c.export()["log"]) == '[{"a": 1.0, "b": "x"}, {"a": 2}]'
+    assert json.dumps(d.export()["log"]) == '[{"b": "x", "a": 1}, {"a": 2}]'
+    # past the bound a new shared catalog starts; the old one goes once no state reads it
+    old = next(iter(b._shares)).name
+    saved, seed_mod.MAX_SHARED = seed_mod.MAX_SHARED, 0
+    try:
+        e = StateDB({"log": [{"z": 1}]}, allow_sql=False)
+        e.select("log")
+        assert next(iter(e._shares)).name != old
+    finally:
+        seed_mod.MAX_SHARED = saved
+    attached = lambda: {r[0] for r in _shared_instance().execute("SELECT database_name FROM duckdb_databases()").fetchall()}
+    assert old in attached()
+    for s in (a, b, c, d):
+        s.close()
+    del a, b, c, d, s
+    import gc
+    gc.collect()
+    StateDB({"x": []}, allow_sql=False).close()  # attaching a catalog detaches the pending ones
+    assert old not in attached()
+    e.close()

@@ -103,15 +103,17 @@ def json_ok(v: Any) -> bool:
     return text_ok(v)
 
 
-def clean(value: Any) -> bool:
-    """Whether `value` holds no lone surrogate (keys included) and no NaN/Infinity anywhere, in
-    one walk at C speed: such a value is storable whatever its columns' types (`storable` finds
-    nothing in it). False is not a refusal: `storable` then decides, and names the field."""
+def clean(value: Any) -> str | None:
+    """`value`'s JSON text if it holds no lone surrogate (keys included) and no NaN/Infinity
+    anywhere (found in one walk at C speed: such a value is storable whatever its columns' types,
+    `storable` finds nothing in it), else None. None is not a refusal: `storable` then decides,
+    and names the field."""
     try:
-        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text.encode("utf-8")
     except Exception:  # NaN/Infinity, a lone surrogate, a value JSON lacks, too deep
-        return False
-    return True
+        return None
+    return text
 
 
 UNSTORABLE = "holds a value the state cannot store (a lone surrogate, or NaN/Infinity inside JSON)"

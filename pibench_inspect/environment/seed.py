@@ -15,8 +15,10 @@ handler's, a check's) would change every later sample. `freeze` makes them read-
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -113,3 +115,60 @@ def seed_catalog(seed: dict[str, Any]) -> SeedCatalog:
 
 # The JSON text of a seed collection, made once per process (the seed is frozen).
 seed_text = PerObject(json.dumps)
+
+
+# ---------------------------------------------------------------- scenario tables
+#
+# Why: a scenario's patched collections are built again for every play of it (the authoring
+# gates play each scenario hundreds of times, a run plays it once per epoch), and many
+# scenarios patch in the same collection. So a collection's table is built once per process
+# into a catalog of shared tables, keyed by its content (the JSON text `clean` made, which tells
+# apart every value a table holds differently: 1/1.0/true, key order), and read in place like a
+# seed table until a sample first writes it. Bounded: past MAX_SHARED tables a new catalog is
+# started, and an old one is detached once no state reads it (each state keeps the catalogs it
+# reads alive).
+
+MAX_SHARED = 2048
+
+
+class SharedCatalog:
+    def __init__(self) -> None:
+        self.name, self.pid, self.count = attach_catalog("docs"), os.getpid(), 0
+        root = shared_instance()
+        with LOCK:
+            cursor = root.cursor()
+        weakref.finalize(self, drop_catalog, root, cursor, self.name)
+
+
+_shared: dict[tuple[str, bytes], tuple[SharedCatalog, Collection]] = {}
+_current: list[SharedCatalog] = []
+_building = threading.Lock()
+
+
+def shared_table(kind: str, value: Any, text: str) -> tuple[SharedCatalog, Collection] | None:
+    """The shared table holding `value` (a collection of kind `kind` whose JSON text is `text`,
+    found storable), built on first use; None for a value with a key that is not text (JSON
+    text would not tell it apart). The Collection is the shared one: copy before changing."""
+    if kind in ("keyed", "record") and not all(type(k) is str for k in value):
+        return None
+    if kind == "rows" and not all(type(k) is str for r in value for k in r):
+        return None
+    key = (kind, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest())
+    with _building:
+        hit = _shared.get(key)
+        if hit is not None and hit[0].pid == os.getpid():
+            return hit
+        if not _current or _current[0].pid != os.getpid() or _current[0].count >= MAX_SHARED:
+            _shared.clear()
+            _current[:] = [SharedCatalog()]
+        cat = _current[0]
+        rows = records(kind, value)
+        coll = describe("", kind, rows, checked=True)
+        table = f"{q(cat.name)}.main.t{cat.count}"
+        cat.count += 1
+        root = shared_instance()
+        with LOCK:
+            root.execute(create_sql(coll, table), create_params(coll, rows))
+        coll.source = table
+        _shared[key] = (cat, coll)
+        return cat, coll

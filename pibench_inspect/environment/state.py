@@ -3,9 +3,9 @@
 DuckDB is the state: every read, filter, insert and update is a statement on the collection's
 table (the mapping is in mapping.py, filters in filters.py, where the instances and catalogs live
 in duck.py). What keeps it cheap (seed.py, duck.py): one sandboxed instance per process, a
-private catalog per sample, the domain seed's tables built once per process and read in place
-until a sample first writes one (then copied in-database), the optimizer off, and no database
-transaction unless a call writes.
+private catalog per sample, the domain seed's tables and the scenarios' collections built once
+per process and read in place until a sample first writes one (then copied in-database), the
+optimizer off, and no database transaction unless a call writes.
 
 A value DuckDB cannot store (a lone surrogate; NaN inside JSON) is refused with a StateError
 naming the collection and field, when the document is loaded and when a call writes or filters
@@ -35,7 +35,7 @@ from .filters import order_sql, where_sql
 from .limits import DEFAULT_LIMITS, CallOverran, EffectLimits
 from .mapping import (Collection, StateError, classify, clean, column_name, create_params, create_sql, describe,
                       filter_ok, fits, param, records, storable, text_ok, value_type)
-from .seed import seed_catalog
+from .seed import seed_catalog, shared_table
 
 __all__ = ["StateDB", "StateError", "open_sandboxed"]
 SCALARS = "_scalars"
@@ -62,11 +62,12 @@ class StateDB(DocumentAccess, CallBounds):
             self._finalizer = weakref.finalize(self, drop_catalog, shared_instance(), self._conn, self._catalog)
         self._seed = seed
         self._seed_cat = seed_catalog(seed) if seed is not None and not allow_sql else None
+        self._shares: set[Any] = set()  # the shared catalogs (seed.py) it reads, kept attached
         self.collections: dict[str, Collection] = {}
         self.layout: list[tuple[str, Any]] = []  # top-level keys in order; namespaces hold child keys
         self._tables: set[str] = set()
         self._pristine: dict[str, Any] = {}  # never-written collections: the value loaded
-        self._unbuilt: dict[str, Any] = {}  # collections whose table is built at first use: the value
+        self._unbuilt: dict[str, Any] = {}  # collections whose table is made at first use: value, JSON text
         self._scalars: dict[str, str] = {}  # JSON text by key
         self._reads_only = False
         self._tx: str | None = None  # in a write call: "wanted" until it writes, then "open"
@@ -125,9 +126,9 @@ class StateDB(DocumentAccess, CallBounds):
             # the very collection of the seed, untouched by the scenario: read in place
             coll = replace(shared, columns=dict(shared.columns), physical=dict(shared.physical))
             coll.table = self._table_name(dotted)
-        elif clean(value):  # nothing to refuse in it: its table is built when a statement needs it
+        elif (text := clean(value)) is not None:  # nothing to refuse: its table is made when needed
             coll = Collection(path=dotted, kind=kind, table=self._table_name(dotted))
-            self._unbuilt[dotted] = value
+            self._unbuilt[dotted] = (value, text)
         else:  # the check that names what cannot be stored, now
             coll = self._build(describe(dotted, kind, records(kind, value)), value, self._table_name(dotted))
         self.collections[dotted] = coll
@@ -193,8 +194,14 @@ class StateDB(DocumentAccess, CallBounds):
         except KeyError:
             known = ", ".join(sorted(self.collections)) or "none"
             raise StateError(f"no collection {path!r} in the state (known: {known})") from None
-        if path in self._unbuilt:
-            self._build(coll, self._unbuilt[path], coll.table)
+        if path in self._unbuilt:  # read in a shared table (seed.py) unless the call's transaction is older
+            shared = None if self.allow_sql or self._tx == "open" else shared_table(coll.kind, *self._unbuilt[path])
+            if shared is None:
+                self._build(coll, self._unbuilt[path][0], coll.table)
+            else:
+                self._shares.add(shared[0])
+                coll.columns, coll.physical, coll.source = dict(shared[1].columns), dict(shared[1].physical), \
+                    shared[1].source
             del self._unbuilt[path]
         return coll
 
