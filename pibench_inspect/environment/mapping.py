@@ -158,8 +158,9 @@ def classify(value: Any) -> str:
 
 @dataclass
 class Collection:
-    """A collection's table: its logical fields' SQL types and column names. `source`: the
-    seed catalog's table it still reads from (never written by this sample), else None."""
+    """A collection's table: its logical fields' SQL types and column names, in the table's
+    column order after `_pos, _key, _keys`. `source`: the shared table it still reads from
+    (never written by this sample), else None."""
 
     path: str
     kind: str  # rows | keyed | record | values
@@ -167,6 +168,8 @@ class Collection:
     columns: dict[str, str] = field(default_factory=dict)  # logical name -> SQL type
     physical: dict[str, str] = field(default_factory=dict)  # logical name -> column name
     source: str | None = None
+    end: int | None = None  # the next row's _pos (None: not known, after raw SQL)
+    ordered: bool = True  # rows stored in _pos order (an UPDATE of `_keys`, a list, moves its rows last)
 
     def col(self, name: str) -> str:
         return q(self.physical[name])

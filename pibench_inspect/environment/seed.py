@@ -94,7 +94,7 @@ def _build(seed: dict[str, Any]) -> SeedCatalog:
             coll = describe(path, kind, rows)
             table = f"t{n}"
             root.execute(create_sql(coll, f"{q(name)}.main.{table}"), create_params(coll, rows))
-            coll.source = f"{q(name)}.main.{table}"
+            coll.source, coll.end = f"{q(name)}.main.{table}", len(rows)
             colls[path] = coll
     cat = SeedCatalog(name, os.getpid(), colls)
     weakref.finalize(cat, drop_catalog, root, root.cursor(), name)
@@ -169,6 +169,6 @@ def shared_table(kind: str, value: Any, text: str) -> tuple[SharedCatalog, Colle
         root = shared_instance()
         with LOCK:
             root.execute(create_sql(coll, table), create_params(coll, rows))
-        coll.source = table
+        coll.source, coll.end = table, len(rows)
         _shared[key] = (cat, coll)
         return cat, coll

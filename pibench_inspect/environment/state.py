@@ -141,7 +141,7 @@ class StateDB(DocumentAccess, CallBounds):
         if not coll.columns and rows:
             built = describe(coll.path, coll.kind, rows, checked=True)
             coll.columns, coll.physical = built.columns, built.physical  # new dicts: see transaction
-        coll.table = table
+        coll.table, coll.end = table, len(rows)
         self._write(create_sql(coll, q(table)), create_params(coll, rows))
         return coll
 
@@ -200,8 +200,8 @@ class StateDB(DocumentAccess, CallBounds):
                 self._build(coll, self._unbuilt[path][0], coll.table)
             else:
                 self._shares.add(shared[0])
-                coll.columns, coll.physical, coll.source = dict(shared[1].columns), dict(shared[1].physical), \
-                    shared[1].source
+                coll.columns, coll.physical = dict(shared[1].columns), dict(shared[1].physical)
+                coll.source, coll.end = shared[1].source, shared[1].end
             del self._unbuilt[path]
         return coll
 
@@ -220,12 +220,15 @@ class StateDB(DocumentAccess, CallBounds):
         """`update`: an UPDATE's SET clause; the rows `where` picks are changed by it and returned as
         changed, in document order (one statement where an UPDATE and a SELECT after it were)."""
         names = list(coll.columns)
-        cols = ", ".join(["_pos", "_key", "_keys"] + [coll.col(k) for k in names])
+        # without raw SQL a table has exactly the columns `coll` lists, in that order, and until
+        # an update its rows in _pos order (DuckDB keeps insertion order): no column list, no sort
+        cols = "*" if not self.allow_sql else ", ".join(["_pos", "_key", "_keys"] + [coll.col(k) for k in names])
         if update:
             fetched = sorted(self._write(f"UPDATE {q(coll.table)} SET {update}{where} RETURNING {cols}",
                                          params).fetchall(), key=lambda row: row[0])
+            coll.ordered = False
         else:
-            order = f" ORDER BY {order}" if order else ""  # none: at most one row (planning a sort costs)
+            order = f" ORDER BY {order}" if order and (order != "_pos" or not coll.ordered or self.allow_sql) else ""
             fetched = self.conn.execute(f"SELECT {cols} FROM {coll.ref}{where}{order}", params).fetchall()
         out = []
         for n, row in enumerate(fetched):
@@ -286,9 +289,12 @@ class StateDB(DocumentAccess, CallBounds):
         names = [k for k in coll.columns if k in values]
         marks = ", ".join(["?", "?"] + ["?::JSON" if coll.columns[k] == "JSON" else "?" for k in names])
         cols = ", ".join(["_pos", "_key", "_keys"] + [coll.col(k) for k in names])
-        table = q(coll.table)
-        self._write(f"INSERT INTO {table} ({cols}) SELECT (SELECT coalesce(max(_pos) + 1, 0) FROM {table}), {marks}",
-                    [key, list(values)] + [param(coll.columns[k], values[k]) for k in names])
+        table, end = q(coll.table), coll.end if not self.allow_sql else None
+        pos = "?" if end is not None else f"(SELECT coalesce(max(_pos) + 1, 0) FROM {table})"
+        self._write(f"INSERT INTO {table} ({cols}) SELECT {pos}, {marks}",
+                    ([end] if end is not None else []) + [key, list(values)]
+                    + [param(coll.columns[k], values[k]) for k in names])
+        coll.end = None if end is None else end + 1
         self._grew(values, 1, key)
         return {"_key": key, **values} if coll.kind == "keyed" else dict(values)
 
@@ -372,7 +378,7 @@ class StateDB(DocumentAccess, CallBounds):
         if self._tx is not None:
             raise StateError("a state transaction is already open")
         # collections' column maps are replaced, never edited, so keeping the maps is a snapshot
-        kept = [(c, c.columns, c.physical, c.source) for c in self.collections.values()]
+        kept = [(c, c.columns, c.physical, c.source, c.end, c.ordered) for c in self.collections.values()]
         saved = (dict(self.collections), _copy_layout(self.layout), set(self._tables), dict(self._pristine),
                  dict(self._scalars), set(self._dirty), dict(self._unbuilt))
         self._tx = "wanted"
@@ -383,8 +389,8 @@ class StateDB(DocumentAccess, CallBounds):
                 self._tx = None
                 assert self._conn is not None  # the connection itself: `conn` refuses once overran
                 self._conn.execute("ROLLBACK")
-            for c, columns, physical, source in kept:
-                c.columns, c.physical, c.source = columns, physical, source
+            for c, columns, physical, source, end, ordered in kept:
+                c.columns, c.physical, c.source, c.end, c.ordered = columns, physical, source, end, ordered
             (self.collections, self.layout, self._tables, self._pristine, self._scalars, self._dirty,
              self._unbuilt) = saved
             raise
