@@ -169,7 +169,6 @@ class Collection:
     physical: dict[str, str] = field(default_factory=dict)  # logical name -> column name
     source: str | None = None
     end: int | None = None  # the next row's _pos (None: not known, after raw SQL)
-    ordered: bool = True  # rows stored in _pos order (an UPDATE of `_keys`, a list, moves its rows last)
 
     def col(self, name: str) -> str:
         return q(self.physical[name])

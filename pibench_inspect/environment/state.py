@@ -24,6 +24,7 @@ import json
 import weakref
 from contextlib import contextmanager
 from dataclasses import replace
+from operator import itemgetter
 from typing import Any, Iterator
 
 import duckdb
@@ -39,6 +40,11 @@ from .seed import seed_catalog, shared_table
 
 __all__ = ["StateDB", "StateError", "open_sandboxed"]
 SCALARS = "_scalars"
+
+
+def _out(coll: Collection, key: Any, rec: dict[str, Any]) -> dict[str, Any]:
+    """A row as a call sees it: a keyed collection's key is added as `_key` (unless a field has that name)."""
+    return {"_key": key, **rec} if coll.kind == "keyed" and "_key" not in rec else rec
 
 
 def _copy_layout(layout: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -209,27 +215,29 @@ class StateDB(DocumentAccess, CallBounds):
         return path in self.collections
 
     def _rows(self, coll: Collection, where: str, params: list[Any], order: str, update: str = "") -> list[dict]:
-        """Rows as dicts; a keyed collection's key is added as `_key` (unless a field has that name)."""
-        out = []
-        for key, rec in self._keyed_rows(coll, where, params, order, update):
-            out.append({"_key": key, **rec} if coll.kind == "keyed" and "_key" not in rec else rec)
-        return out
+        return [_out(coll, key, rec) for _, key, rec in self._fetch(coll, where, params, order, update)]
 
-    def _keyed_rows(self, coll: Collection, where: str, params: list[Any], order: str,
-                    update: str = "") -> list[tuple[Any, dict]]:
-        """`update`: an UPDATE's SET clause; the rows `where` picks are changed by it and returned as
-        changed, in document order (one statement where an UPDATE and a SELECT after it were)."""
+    def _keyed_rows(self, coll: Collection, where: str, params: list[Any], order: str) -> list[tuple[Any, dict]]:
+        return [(key, rec) for _, key, rec in self._fetch(coll, where, params, order)]
+
+    def _fetch(self, coll: Collection, where: str, params: list[Any], order: str,
+               update: str = "") -> list[tuple[int, Any, dict]]:
+        """(_pos, key, record) of the rows `where` picks, in `order`. `update`: an UPDATE's SET
+        clause; the rows are changed by it and returned as changed, in document order."""
         names = list(coll.columns)
-        # without raw SQL a table has exactly the columns `coll` lists, in that order, and until
-        # an update its rows in _pos order (DuckDB keeps insertion order): no column list, no sort
-        cols = "*" if not self.allow_sql else ", ".join(["_pos", "_key", "_keys"] + [coll.col(k) for k in names])
+        # without raw SQL a table has exactly the columns `coll` lists, in that order, and unique
+        # _pos: no column list, and document order is a sort here (cheaper than planning one)
+        exact = not self.allow_sql
+        cols = "*" if exact else ", ".join(["_pos", "_key", "_keys"] + [coll.col(k) for k in names])
         if update:
             fetched = sorted(self._write(f"UPDATE {q(coll.table)} SET {update}{where} RETURNING {cols}",
-                                         params).fetchall(), key=lambda row: row[0])
-            coll.ordered = False
+                                         params).fetchall(), key=itemgetter(0))
         else:
-            order = f" ORDER BY {order}" if order and (order != "_pos" or not coll.ordered or self.allow_sql) else ""
-            fetched = self.conn.execute(f"SELECT {cols} FROM {coll.ref}{where}{order}", params).fetchall()
+            sql = f"SELECT {cols} FROM {coll.ref}{where}" + (f" ORDER BY {order}" if order and (
+                order != "_pos" or not exact) else "")
+            fetched = self.conn.execute(sql, params).fetchall()
+            if order == "_pos" and exact:
+                fetched.sort(key=itemgetter(0))
         out = []
         for n, row in enumerate(fetched):
             if n % 1024 == 1023:
@@ -239,7 +247,7 @@ class StateDB(DocumentAccess, CallBounds):
             for name in row[2] or []:
                 v = values.get(name)
                 rec[name] = json.loads(v) if coll.columns.get(name) == "JSON" and v is not None else v
-            out.append((row[1], rec))
+            out.append((row[0], row[1], rec))
         return out
 
     def select(self, path: str, where: dict[str, Any] | None = None, *, match: str = "exact",
@@ -308,17 +316,26 @@ class StateDB(DocumentAccess, CallBounds):
         # select the targets first, on the fields as they are: an update may change the fields
         # the filter reads, and widen their type (a JSON column compares as text)
         sql, params = where_sql(coll, where, match)
-        targets = [r[0] for r in self.conn.execute(f"SELECT _pos FROM {coll.ref}{sql}", params).fetchall()]
-        if targets:
+        found = self._fetch(coll, sql, params, "_pos")
+        if found:
             storable(path, None, values, coll.columns)
         self._reshape(coll, values)
         sets = [f"{coll.col(n)} = " + ("?::JSON" if coll.columns[n] == "JSON" else "?") for n in values]
-        # keys a row did not have yet are appended to its key order
-        sets.append("_keys = list_concat(_keys, list_filter(?, lambda x: NOT list_contains(_keys, x)))")
-        rows = [] if not targets else self._rows(  # with values: the UPDATE returns the rows it changed
-            coll, " WHERE list_contains(?, _pos)", [param(coll.columns[n], v) for n, v in values.items()]
-            + [list(values), targets] if values else [targets], "_pos", ", ".join(sets) if values else "")
-        self._grew(values, len(targets))
+        args: list[Any] = [param(coll.columns[n], v) for n, v in values.items()]
+        if self.allow_sql or any(n not in rec for _, _, rec in found for n in values):
+            # keys a row did not have yet are appended to its key order
+            sets.append("_keys = list_concat(_keys, list_filter(?, lambda x: NOT list_contains(_keys, x)))")
+            args.append(list(values))
+        rows = [_out(coll, key, rec) for _, key, rec in found]
+        if found and values:
+            where_pos, targets = " WHERE list_contains(?, _pos)", [pos for pos, _, _ in found]
+            if self.allow_sql or any(coll.columns[n] == "JSON" for n in values):
+                # raw SQL may have left rows alike; JSON comes back as DuckDB writes it: read it back
+                rows = self._rows(coll, where_pos, args + [targets], "_pos", ", ".join(sets))
+            else:  # every value is stored as it is: the rows are what they were plus the values
+                self._write(f"UPDATE {q(coll.table)} SET {', '.join(sets)}{where_pos}", args + [targets])
+                rows = [_out(coll, key, {**rec, **values}) for _, key, rec in found]
+        self._grew(values, len(found))
         return rows
 
     def sql(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -378,7 +395,7 @@ class StateDB(DocumentAccess, CallBounds):
         if self._tx is not None:
             raise StateError("a state transaction is already open")
         # collections' column maps are replaced, never edited, so keeping the maps is a snapshot
-        kept = [(c, c.columns, c.physical, c.source, c.end, c.ordered) for c in self.collections.values()]
+        kept = [(c, c.columns, c.physical, c.source, c.end) for c in self.collections.values()]
         saved = (dict(self.collections), _copy_layout(self.layout), set(self._tables), dict(self._pristine),
                  dict(self._scalars), set(self._dirty), dict(self._unbuilt))
         self._tx = "wanted"
@@ -389,8 +406,8 @@ class StateDB(DocumentAccess, CallBounds):
                 self._tx = None
                 assert self._conn is not None  # the connection itself: `conn` refuses once overran
                 self._conn.execute("ROLLBACK")
-            for c, columns, physical, source, end, ordered in kept:
-                c.columns, c.physical, c.source, c.end, c.ordered = columns, physical, source, end, ordered
+            for c, columns, physical, source, end in kept:
+                c.columns, c.physical, c.source, c.end = columns, physical, source, end
             (self.collections, self.layout, self._tables, self._pristine, self._scalars, self._dirty,
              self._unbuilt) = saved
             raise
