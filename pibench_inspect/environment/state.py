@@ -181,12 +181,18 @@ class StateDB(DocumentAccess, CallBounds):
                 widened.append(name)
         if coll.source is None and not added and not widened:
             return
+        verb = "CREATE TABLE" if coll.source is not None else "CREATE OR REPLACE TABLE"
+        if coll.end == 0 and not self.allow_sql:  # no rows to copy: a table of these columns (~0.25 ms less)
+            defs = ["_pos BIGINT", "_key VARCHAR", "_keys VARCHAR[]"]
+            defs += [f"{q(physical[n])} {t}" for n, t in columns.items()]
+            self._write(f"{verb} {q(coll.table)} ({', '.join(defs)})")
+            coll.columns, coll.physical, coll.source = columns, physical, None
+            return
         select = "*"
         if widened:
             select += f" REPLACE ({', '.join(f'to_json({coll.col(n)}) AS {coll.col(n)}' for n in widened)})"
         # rows that existed before do not list a new field in `_keys`: it stays absent for them
         select += "".join(f", NULL::{columns[n]} AS {q(physical[n])}" for n in added)
-        verb = "CREATE TABLE" if coll.source is not None else "CREATE OR REPLACE TABLE"
         self._write(f"{verb} {q(coll.table)} AS SELECT {select} FROM {coll.ref}")
         # new dicts, not edits: a transaction's snapshot keeps the old ones
         coll.columns, coll.physical, coll.source = columns, physical, None
