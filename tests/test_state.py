@@ -332,3 +332,18 @@ def test_scenario_tables_are_shared_by_content_and_never_written():
     StateDB({"x": []}, allow_sql=False).close()  # attaching a catalog detaches the pending ones
     assert old not in attached()
     e.close()
+
+
+def test_reads_of_shared_tables_are_remembered_but_every_caller_gets_its_own_rows():
+    doc = {"c": [{"n": 1, "tags": ["a"]}, {"n": True, "tags": []}, {"n": 1.0}]}
+    a, b = StateDB(doc, allow_sql=False, seed=doc), StateDB(doc, allow_sql=False, seed=doc)
+    first = a.select("c", {"tags": ["a"]})
+    first[0]["tags"].append("changed")
+    assert b.select("c", {"tags": ["a"]}) == [{"n": 1, "tags": ["a"]}]
+    # the column is JSON: 1, true and 1.0 are different values, and different cached reads
+    assert [r.get("tags") for r in b.select("c", {"n": True})] == [[]]
+    assert [r.get("tags") for r in b.select("c", {"n": 1})] == [["a"]]
+    assert b.select("c", {"n": 1.0}) == [{"n": 1.0}]
+    a.insert("c", {"n": 2})  # a's own copy from now on: its reads are its own
+    assert len(a.select("c")) == 4 and len(b.select("c")) == 3
+    a.close(), b.close()

@@ -172,3 +172,30 @@ def shared_table(kind: str, value: Any, text: str) -> tuple[SharedCatalog, Colle
         coll.source, coll.end = table, len(rows)
         _shared[key] = (cat, coll)
         return cat, coll
+
+
+# What a statement read from a shared table (a seed's or a scenario's: never written), by its
+# text and parameters: the gates play a scenario hundreds of times and each play looks up the
+# same rows. The rows as DuckDB returned them (immutable values; JSON as text), so every caller
+# decodes fresh dicts. Bounded in entries and in the rows an entry may hold.
+MAX_READS, MAX_READ_ROWS = 8192, 512
+_reads: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+
+
+def read_key(sql: str, params: list[Any]) -> tuple[Any, ...] | None:
+    """The cache key of a read (None: a parameter that is not a plain value). Types are part of
+    the key: `True == 1` and `1 == 1.0` in Python, not in SQL."""
+    if not all(p is None or type(p) in (str, int, float, bool) for p in params):
+        return None
+    return (sql, os.getpid(), *((type(p), p) for p in params))
+
+
+def cached_read(key: tuple[Any, ...]) -> list[tuple[Any, ...]] | None:
+    return _reads.get(key)
+
+
+def keep_read(key: tuple[Any, ...], rows: list[tuple[Any, ...]]) -> None:
+    if len(rows) <= MAX_READ_ROWS:
+        if len(_reads) >= MAX_READS:
+            _reads.clear()
+        _reads[key] = rows

@@ -36,7 +36,7 @@ from .filters import order_sql, where_sql
 from .limits import DEFAULT_LIMITS, CallOverran, EffectLimits
 from .mapping import (Collection, StateError, classify, clean, column_name, create_params, create_sql, describe,
                       filter_ok, fits, param, records, storable, text_ok, value_type)
-from .seed import seed_catalog, shared_table
+from .seed import cached_read, keep_read, read_key, seed_catalog, shared_table
 
 __all__ = ["StateDB", "StateError", "open_sandboxed"]
 SCALARS = "_scalars"
@@ -241,9 +241,15 @@ class StateDB(DocumentAccess, CallBounds):
         else:
             sql = f"SELECT {cols} FROM {coll.ref}{where}" + (f" ORDER BY {order}" if order and (
                 order != "_pos" or not exact) else "")
-            fetched = self.conn.execute(sql, params).fetchall()
-            if order == "_pos" and exact:
-                fetched.sort(key=itemgetter(0))
+            # a shared table never changes: the same read gives the same rows (seed.py)
+            key = read_key(sql, params) if exact and coll.source is not None else None
+            fetched = cached_read(key) if key is not None else None
+            if fetched is None:
+                fetched = self.conn.execute(sql, params).fetchall()
+                if order == "_pos" and exact:
+                    fetched.sort(key=itemgetter(0))
+                if key is not None:
+                    keep_read(key, fetched)
         out = []
         for n, row in enumerate(fetched):
             if n % 1024 == 1023:
