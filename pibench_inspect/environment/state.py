@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import json
 import weakref
-from contextlib import contextmanager
 from dataclasses import replace
 from operator import itemgetter
-from typing import Any, Iterator
+from typing import Any
 
 import duckdb
 
@@ -37,6 +36,7 @@ from .limits import DEFAULT_LIMITS, CallOverran, EffectLimits
 from .mapping import (Collection, StateError, classify, clean, column_name, create_params, create_sql, describe,
                       filter_ok, fits, param, records, storable, text_ok, value_type)
 from .seed import cached_read, keep_read, read_key, seed_catalog, shared_table
+from .transactions import Transactions
 
 __all__ = ["StateDB", "StateError", "open_sandboxed"]
 SCALARS = "_scalars"
@@ -47,11 +47,7 @@ def _out(coll: Collection, key: Any, rec: dict[str, Any]) -> dict[str, Any]:
     return {"_key": key, **rec} if coll.kind == "keyed" and "_key" not in rec else rec
 
 
-def _copy_layout(layout: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    return [(k, _copy_layout(v) if isinstance(v, list) else v) for k, v in layout]
-
-
-class StateDB(DocumentAccess, CallBounds):
+class StateDB(Transactions, DocumentAccess, CallBounds):
     """One sample's state, private to it. `allow_sql`: whether `sql()` (caller-supplied SQL) may
     run; only then does the state get a DuckDB instance of its own (duck.py). `seed`: the domain
     seed the document was merged from; its untouched collections are read from the seed catalog."""
@@ -95,15 +91,6 @@ class StateDB(DocumentAccess, CallBounds):
         if self._conn is None or self._closed:
             raise StateError("this state is closed")
         return self._conn
-
-    def _write(self, sql: str, params: Any = None) -> duckdb.DuckDBPyConnection:
-        """Run a statement that changes data: a write call's transaction begins with its first
-        (a call that only reads, or fails before writing, needs no BEGIN and no COMMIT)."""
-        conn = self.conn
-        if self._tx == "wanted":
-            self._tx = "open"
-            conn.execute("BEGIN TRANSACTION")
-        return conn.execute(sql, params)
 
     def _seed_value(self, path: list[str]) -> Any:
         node: Any = self._seed
@@ -382,53 +369,6 @@ class StateDB(DocumentAccess, CallBounds):
             if key in self._scalars:  # a scalar the statement added has no place in the layout
                 self._scalars[key] = value if value is not None else "null"
         return rows
-
-    # ------------------------------------------------------------------ transactions
-
-    @contextmanager
-    def transaction(self, *, reads_only: bool = False) -> Iterator[None]:
-        """All or nothing: a failure rolls back the data and the Python-side layout.
-
-        `reads_only`: the caller only reads tables (a catalog tool with no insert, update, sql
-        or handler): no database transaction; only the scalars and the layout, which id counters
-        change, are restored on failure, and a write inside is refused."""
-        if reads_only:
-            saved_scalars = (len(self.layout), dict(self._scalars), set(self._dirty))
-            self._reads_only = True
-            try:
-                yield
-            except BaseException:
-                del self.layout[saved_scalars[0]:]
-                self._scalars, self._dirty = saved_scalars[1], saved_scalars[2]
-                raise
-            finally:
-                self._reads_only = False
-            return
-        if self._tx is not None:
-            raise StateError("a state transaction is already open")
-        # collections' column maps are replaced, never edited, so keeping the maps is a snapshot
-        kept = [(c, c.columns, c.physical, c.source, c.end) for c in self.collections.values()]
-        saved = (dict(self.collections), _copy_layout(self.layout), set(self._tables), dict(self._pristine),
-                 dict(self._scalars), set(self._dirty), dict(self._unbuilt))
-        self._tx = "wanted"
-        try:
-            yield
-        except BaseException:
-            if self._tx == "open":
-                self._tx = None
-                assert self._conn is not None  # the connection itself: `conn` refuses once overran
-                self._conn.execute("ROLLBACK")
-            for c, columns, physical, source, end in kept:
-                c.columns, c.physical, c.source, c.end = columns, physical, source, end
-            (self.collections, self.layout, self._tables, self._pristine, self._scalars, self._dirty,
-             self._unbuilt) = saved
-            raise
-        else:
-            if self._tx == "open":
-                self._tx = None
-                self.conn.execute("COMMIT")
-        finally:
-            self._tx = None
 
     def close(self) -> None:
         self._closed = True
