@@ -20,6 +20,7 @@ class DocumentAccess:
     layout: list[tuple[str, Any]]
     collections: dict[str, Collection]
     _pristine: dict[str, Any]
+    _texts: dict[str, tuple[Any, str]]
     _unbuilt: dict[str, Any]
     _scalars: dict[str, str]
     _dirty: set[str]
@@ -128,8 +129,11 @@ class DocumentAccess:
                 text = self._level_text(node, path + [key])
             else:
                 loaded = self._pristine.get(".".join(path + [key]))
+                made = self._texts.get(".".join(path + [key]))
                 if loaded is not None and loaded is self._seed_value(path + [key]):
                     text = seed_text(loaded)  # still the seed's own value: its text is made once
+                elif made is not None and loaded is not None and made[0] is loaded:
+                    text = made[1]  # never written: the text the load made
                 else:
                     # default=str: a raw `sql` step may have changed a column to a type JSON lacks
                     text = json.dumps(self._export_collection(self.collections[".".join(path + [key])]),

@@ -104,13 +104,14 @@ def json_ok(v: Any) -> bool:
 
 
 def clean(value: Any) -> str | None:
-    """`value`'s JSON text if it holds no lone surrogate (keys included) and no NaN/Infinity
-    anywhere (found in one walk at C speed: such a value is storable whatever its columns' types,
-    `storable` finds nothing in it), else None. None is not a refusal: `storable` then decides,
-    and names the field."""
+    """`value`'s JSON text (as `json.dumps` writes it) if it holds no lone surrogate (keys
+    included) and no NaN/Infinity anywhere, found at C speed (such a value is storable whatever
+    its columns' types: `storable` finds nothing in it), else None. None is not a refusal:
+    `storable` then decides, and names the field."""
     try:
-        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
-        text.encode("utf-8")
+        text = json.dumps(value, allow_nan=False)
+        if "\\ud" in text:  # an escaped surrogate: a pair (fine) or a lone one, which UTF-8 refuses
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
     except Exception:  # NaN/Infinity, a lone surrogate, a value JSON lacks, too deep
         return None
     return text

@@ -69,6 +69,7 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
         self.layout: list[tuple[str, Any]] = []  # top-level keys in order; namespaces hold child keys
         self._tables: set[str] = set()
         self._pristine: dict[str, Any] = {}  # never-written collections: the value loaded
+        self._texts: dict[str, tuple[Any, str]] = {}  # a loaded value's JSON text, made by `clean`
         self._unbuilt: dict[str, Any] = {}  # collections whose table is made at first use: value, JSON text
         self._scalars: dict[str, str] = {}  # JSON text by key
         self._reads_only = False
@@ -122,6 +123,7 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
         elif (text := clean(value)) is not None:  # nothing to refuse: its table is made when needed
             coll = Collection(path=dotted, kind=kind, table=self._table_name(dotted))
             self._unbuilt[dotted] = (value, text)
+            self._texts[dotted] = (value, text)  # what export writes while it is not written
         else:  # the check that names what cannot be stored, now
             coll = self._build(describe(dotted, kind, records(kind, value)), value, self._table_name(dotted))
         self.collections[dotted] = coll
