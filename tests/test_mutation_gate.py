@@ -221,3 +221,17 @@ def test_validate_reports_the_originals_mutation_score_as_data_quality_not_a_fai
     r = subprocess.run([PIBENCH, "validate", "--source", str(SAMPLE)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "data quality (original scenarios, not a gate): helpdesk: mutation score" in r.stdout
+
+
+def test_mutants_with_the_same_calls_are_played_once_and_judged_alike():
+    # label mutants of a final-text decision and disclosure mutants repeat the reference's calls,
+    # and some argument mutants land on the same calls: each list of calls is played once
+    from pibench_inspect.authoring.mutation import equivalence, killed
+
+    entry = next(e for k, e in shipped().entries.items() if str(k).startswith("HD_RETURN_FR"))
+    found = [m for m in mutants(entry)[0] if equivalence(entry, m.id) is None]
+    keys = [repr([(c.name, c.arguments) for c in m.calls]) for m in found]
+    assert len(set(keys)) < len(keys)
+    plays: dict = {}
+    assert [killed(entry, m, plays) for m in found] == [killed(entry, m) for m in found]
+    assert len(plays) == len(set(keys))

@@ -37,7 +37,7 @@ from .._sync import run_now
 from ..checks.evaluate import evaluate
 from ..checks.trace import build_trace
 from ..conversation.arguments import fill_arguments
-from ..conversation.offline import play_calls
+from ..conversation.offline import OfflineRun, play_calls
 from ..conversation.termination import Termination
 from ..domain.catalog import ToolSpec, Verify
 from ..domain.clauses import ClausePatternError
@@ -330,9 +330,19 @@ def mutants(entry: Entry) -> tuple[list[Mutant], list[str]]:
     return found, problems
 
 
-def killed(entry: Entry, mutant: Mutant) -> bool:
-    run = play_calls(entry.scenario, entry.domain, mutant.calls, final_text=mutant.final_text)
-    ev = run_now(evaluate(entry.scenario, build_trace(run.messages), run.final_state, Termination.USER_STOP,
+def killed(entry: Entry, mutant: Mutant, plays: dict[str, OfflineRun] | None = None) -> bool:
+    """Whether a deterministic check fails on the mutant's play. `plays`: the scenario's plays so
+    far by their calls (a play depends on its calls alone: the label mutants of a final-text
+    decision and the disclosure mutants repeat the same calls with another final text, and
+    several argument mutants land on the same calls), so each list of calls is played once."""
+    key = repr([(c.name, c.arguments) for c in mutant.calls])
+    run = plays.get(key) if plays is not None else None
+    if run is None:
+        run = play_calls(entry.scenario, entry.domain, mutant.calls)
+        if plays is not None:
+            plays[key] = run
+    messages = run.messages + ([ChatMessageAssistant(content=mutant.final_text)] if mutant.final_text else [])
+    ev = run_now(evaluate(entry.scenario, build_trace(messages), run.final_state, Termination.USER_STOP,
                            decision_tool=entry.domain.config.decision_tool))
     return not ev.all_passed
 
@@ -366,11 +376,12 @@ def _run_gate(entry: Entry) -> GateResult:
         return GateResult(problems=["mutation gate: no reference_solution to mutate"])
     result = GateResult()
     found, result.problems = mutants(entry)
+    plays: dict[str, OfflineRun] = {}
     for m in found:
         reason = equivalence(entry, m.id)
         if reason is not None:
             result.equivalent[m.id] = reason
-        elif killed(entry, m):
+        elif killed(entry, m, plays):
             result.killed.append(m.id)
         else:
             result.survived.append(m)
