@@ -104,8 +104,8 @@ def register(kind: str, name: str, target: str, returns: type | None = None, *, 
     Checked against Inspect 0.3.258 (`inspect_ai._util.registry`): the public decorators name an
     object after the top-level module that defines it (here `pibench_inspect_entry/...`), so the
     registry is written to directly, as the decorators do (registry_add) and as
-    runtime/inspect_internals.add_registry_alias does for a second name
-    (tests/test_inspect_internals.py)."""
+    runtime/inspect_internals.add_registry_alias does for a second name (tests/test_entry_point.py
+    checks the names and what the stand-ins give)."""
     from inspect_ai._util.registry import _registry, registry_add, registry_key
 
     info = RegistryInfo(type=kind, name=f"{PACKAGE}/{name}", metadata=metadata or {})  # type: ignore[arg-type]
