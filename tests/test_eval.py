@@ -235,7 +235,9 @@ def test_registered_tasks_share_typed_documented_parameters_and_aliases_resolve(
 
     from inspect_ai._eval.registry import task_create
 
-    from pibench_inspect._registry import pibench_finra, pibench_helpdesk, pibench_retail
+    from pibench_inspect.finra import pibench_finra
+    from pibench_inspect.helpdesk import pibench_helpdesk
+    from pibench_inspect.retail import pibench_retail
     from pibench_inspect.task import TaskArgs
 
     sigs = {f.__name__: pyinspect.signature(f) for f in (pibench, pibench_finra, pibench_retail, pibench_helpdesk)}

@@ -192,5 +192,6 @@ def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Score
 # Inspect records the scorer in a log by its unqualified name (`pibench_scorer`) and looks
 # unqualified names up only among its own objects, so `inspect score LOG` (and `score()` in the
 # process that ran the eval) could not find ours: the logged name resolves too, from the moment
-# the scorer exists. (The entry point imports this module in a fresh `inspect score` process.)
+# the scorer exists. (In a fresh `inspect score` process the entry point, pibench_inspect_entry,
+# registers a stand-in under both names, which imports this module when Inspect calls it.)
 add_registry_alias("scorer", "pibench_scorer", pibench_scorer)
