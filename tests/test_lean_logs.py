@@ -82,7 +82,11 @@ def test_old_logs_still_give_their_final_state_rescore_and_render(fixture, tmp_p
     again = _rescore(fixture, tmp_path / "rescored.eval")
     assert again.keys() == logged.keys()
     for k, sc in again.items():
-        assert sc.value == logged[k].value and sc.metadata["state_changes"] == logged[k].metadata["state_changes"]
+        assert sc.value == logged[k].value
+        # a passed sample's changes are its store's, no longer repeated in the score (format 2)
+        assert sc.value["all_passed"] == 1.0 and "state_changes" not in sc.metadata and logged[k].metadata["state_changes"]
+    rescored = read_eval_log(str(tmp_path / "rescored.eval"))
+    assert [final_state(rescored, s) for s in rescored.samples] == [final_state(log, s) for s in log.samples]
     assert main(["report", str(fixture), "--out", str(tmp_path / "report")]) == 0
     assert "oracle" in (tmp_path / "report" / "report.md").read_text()
 
@@ -146,6 +150,8 @@ def test_a_new_score_is_compact_and_reads_as_an_old_one(mini_source, tmp_path):
         md = s.scores["pibench_scorer"].metadata
         assert md["format"] == SCORE_FORMAT == 2
         assert not {"all_passed", "partial_credit", "event_flags", "dimensions"} & set(md)
+        # passed: its state changes are the store's alone (a failed sample's: test_a_failed_sample_explained_at_a_glance)
+        assert s.scores["pibench_scorer"].value["all_passed"] == 1.0 and "state_changes" not in md
         for key, record in md["checks"].items():
             assert set(record) == {"type", "passed", "detail"}, (key, record)
     old = read_eval_log(str(OLD_MINI))

@@ -172,12 +172,17 @@ def check_list(checks: Any, notes: dict[str, Any] | None = None) -> list[dict[st
 
 def failed_sample_view(ev: Evaluation, trace: Trace, final_state: Any, scenario: m.Scenario,
                        initial: dict[str, Any]) -> dict[str, Any]:
-    """`initial`: the sample's initial state (`domain_document(domain, scenario)`)."""
+    """`initial`: the sample's initial state (`domain_document(domain, scenario)`).
+
+    The state changes are listed for a sample that did not pass (what to look at first); a
+    passed sample's are in its store (`pibench:state_changes`, a diff against the initial
+    state; `analysis.final_state` gives the whole state), not kept a second time in the score,
+    which Inspect holds in memory until the end of the run."""
     out: dict[str, Any] = {"checks": keyed_checks(ev)}
     calls = expected_vs_actual(ev, trace, scenario)
     if calls:
         out["expected_vs_actual"] = calls
-    if isinstance(final_state, dict):
+    if isinstance(final_state, dict) and not ev.all_passed:
         try:
             diff = state_diff(initial, final_state)
         except Exception as err:  # an explanation must never cost the score
