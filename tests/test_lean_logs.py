@@ -149,7 +149,8 @@ def test_a_new_score_is_compact_and_reads_as_an_old_one(mini_source, tmp_path):
     for s in log.samples:
         md = s.scores["pibench_scorer"].metadata
         assert md["format"] == SCORE_FORMAT == 2
-        assert not {"all_passed", "partial_credit", "event_flags", "dimensions"} & set(md)
+        assert not {"all_passed", "partial_credit", "event_flags", "dimensions", "label", "column", "domain"} & set(md)
+        assert {"label", "column", "domain"} <= set(s.metadata)  # the sample's own
         # passed: its state changes are the store's alone (a failed sample's: test_a_failed_sample_explained_at_a_glance)
         assert s.scores["pibench_scorer"].value["all_passed"] == 1.0 and "state_changes" not in md
         for key, record in md["checks"].items():
@@ -160,7 +161,7 @@ def test_a_new_score_is_compact_and_reads_as_an_old_one(mini_source, tmp_path):
     new_checks = checks([log.location]).sort_values(["scenario_id", "outcome_id"])[cols].reset_index(drop=True)
     old_checks = checks([str(OLD_MINI)]).sort_values(["scenario_id", "outcome_id"])[cols].reset_index(drop=True)
     assert len(new_checks) > 0 and new_checks.astype(str).equals(old_checks.astype(str))
-    keep = ["scenario_id", "all_passed", "partial_credit", "termination"]
+    keep = ["scenario_id", "label", "column", "domain", "all_passed", "partial_credit", "termination"]
     assert samples([log.location])[keep].astype(str).equals(samples([str(OLD_MINI)])[keep].astype(str))
 
 

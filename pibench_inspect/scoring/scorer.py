@@ -155,10 +155,9 @@ def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Score
         )
         view = failed_sample_view(ev, trace, final_state, scenario, initial)
         metadata = {
+            # label, column and domain are the sample's metadata (metrics and reports read them
+            # there when the score has none): not repeated in every score Inspect keeps
             "scenario_id": scenario.scenario_id,
-            "label": scenario.expected,
-            "column": scenario.primary,
-            "domain": domain.name,
             "termination": state.store.get(TERMINATION),
             "steps": state.store.get(STEPS),
             "agent": state.store.get(AGENT),
