@@ -8,9 +8,11 @@ rusage: wall, CPU, peak RSS):
   bare      a bare Inspect task of the same shape (bench/bare_task.py): one sample per scenario,
             as many `generate` turns on mockllm as the oracle's agent took, a no-op scorer
   bare + calls  the bare task whose turns also make the oracle's tool calls, through Inspect's
-            `execute_tools`, on a no-op tool returning results of the same lengths (no target:
-            the rows against it say what our own code adds to what Inspect spends on the same
-            turns and tool calls; the bare task has no tools)
+            `execute_tools`, on a no-op tool returning results of the same lengths: what Inspect
+            alone spends on a model agent making the same calls (a model event for every turn and
+            a tool event for every call), where the keyless run has a scripted agent (tool events,
+            no model events). No target: the plain bare task makes no tool calls at all, and the
+            rows against this one bound what Inspect's own machinery costs for the calls.
   start-up  the bare task with 1 sample and 0 turns (Inspect's start-up alone)
 
 and prints the medians, the ratio of the pi-bench run to the bare one (target <= 1.25x) and
@@ -186,8 +188,8 @@ def main() -> None:
     (tmp / "calls.json").write_text(json.dumps(with_calls))
 
     # "bare + calls": the bare task with the pi-bench agent's tool calls made through Inspect too
-    # (no-op tools, results of the same lengths): what Inspect itself costs for the same turns and
-    # calls, so the rows against it say what pi-bench's own code adds
+    # (no-op tools, results of the same lengths): what Inspect alone spends on a model agent
+    # making the same calls
     runs: dict[str, list[dict[str, Any]]] = {"pibench": [], "bare": [], "bare + calls": [], "start-up": []}
     for i in range(args.repeat):
         runs["pibench"].append(run(pibench_cmd(str(tmp / f"p{i}"), args.epochs, ids), str(tmp / f"p{i}"), total, "pibench run"))
@@ -232,8 +234,8 @@ def main() -> None:
             _ratio_row("memory kept per finished sample, pibench / bare",
                        [(p["kept_kb_per_sample"], b["kept_kb_per_sample"]) for p, b in pairs], TARGET_KEPT_RATIO),
         ])
-        + "\n\nAgainst the bare task making the same tool calls through Inspect (no target: what our own code "
-        "adds to Inspect's cost of the same turns and calls):\n\n"
+        + "\n\nAgainst the bare task whose turns also make the same tool calls through Inspect, as a model "
+        "agent would (a model event per turn and a tool event per call; no target):\n\n"
         + table(["measure", "pibench / (bare + calls), median of repetitions"], [
             ["wall", f"{statistics.median(p['wall'] / c['wall'] for p, c in with_calls_pairs):.2f}x"],
             ["CPU", f"{statistics.median(p['cpu'] / c['cpu'] for p, c in with_calls_pairs):.2f}x "
