@@ -22,12 +22,12 @@ from pathlib import Path
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, execute_tools
-from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolCall, ToolDef
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import append_results, check_run, load_avg  # noqa: E402
+from bare_task import noop  # noqa: E402  (the same scorer that does nothing)
 from floor import INSPECT, timed  # noqa: E402
 
 RESULT_CHARS = 200  # about a pi-bench lookup's result
@@ -61,14 +61,6 @@ def turns(turns: int, calls: int, through_inspect: bool):
         return state
 
     return solve
-
-
-@scorer(metrics=[mean()])
-def noop():
-    async def score(state: TaskState, target: Target) -> Score:
-        return Score(value=1.0)
-
-    return score
 
 
 @task
