@@ -14,7 +14,6 @@ from typing import Any, Awaitable, Callable
 
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput, execute_tools
-from inspect_ai.tool import ToolDef
 from inspect_ai.solver import TaskState
 from inspect_ai.util import span, suspend_token_limit, suspend_turn_limit
 
@@ -146,13 +145,7 @@ class Conversation:
         return None
 
     async def _tool_calls(self) -> None:
-        # Inspect looks each call's tool up by name among those it is handed, after an isinstance
-        # check of every one against a runtime Protocol (~30 us each, ~19 tools a domain): handed
-        # only the ToolDefs the calls name (and any other kind of tool as it is), it finds the
-        # same tools, and an unknown name is the same "not found" error
-        called = {call.function for call in self.state.messages[-1].tool_calls or []}
-        tools = [t for t in self.tools if not isinstance(t, ToolDef) or t.name in called]
-        result = await execute_tools(self.state.messages, tools)
+        result = await execute_tools(self.state.messages, self.tools)
         self.state.messages.extend(result.messages)
         self.steps += 1
         self._next = self._agent_turn
