@@ -262,9 +262,8 @@ def test_bad_calls_from_a_model_in_a_real_eval_are_tool_errors_and_the_sample_co
 
 
 def test_one_message_calling_an_unknown_and_a_known_tool_in_a_real_eval():
-    """The agent's calls reach Inspect with only the tools they name (orchestrator._tool_calls):
-    in one message, an unknown name is still Inspect's "not found" tool error and a known tool
-    beside it still runs, in the order called."""
+    """In one message from a model, a call of an unknown tool is Inspect's "not found" tool
+    error and a known tool beside it still runs, in the order called."""
     from inspect_ai.model import ChatMessageAssistant
     from inspect_ai.tool import ToolCall
 
