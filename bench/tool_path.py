@@ -23,40 +23,29 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, execute_tools
 from inspect_ai.solver import Generate, TaskState, solver
-from inspect_ai.tool import ToolCall, ToolDef
+from inspect_ai.tool import ToolCall
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import append_results, check_run, load_avg  # noqa: E402
-from bare_task import noop  # noqa: E402  (the same scorer that does nothing)
+from bare_task import NOOP, noop, noop_tool  # noqa: E402  (the bare task's no-op tool and scorer)
 from floor import INSPECT, timed  # noqa: E402
 
 RESULT_CHARS = 200  # about a pi-bench lookup's result
 
 
-async def lookup(record_id: str) -> str:
-    """Look a record up.
-
-    Args:
-        record_id: the record's id.
-    """
-    return ("ok " + record_id + " ").ljust(RESULT_CHARS, "x")
-
-
 @solver
 def turns(turns: int, calls: int, through_inspect: bool):
-    tools = [ToolDef(lookup, name="lookup")]
-
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         for t in range(turns):
-            tool_calls = [ToolCall(id=f"c{t}_{k}", function="lookup", arguments={"record_id": f"R-{t}{k}"})
+            tool_calls = [ToolCall(id=f"c{t}_{k}", function="noop_tool", arguments={"chars": RESULT_CHARS})
                           for k in range(calls)]
             state.messages.append(ChatMessageAssistant(content="", tool_calls=tool_calls, model="none"))
             if through_inspect:
-                result = await execute_tools(state.messages, tools)
+                result = await execute_tools(state.messages, NOOP)
                 state.messages.extend(result.messages)
             else:
                 for c in tool_calls:
-                    state.messages.append(ChatMessageTool(content=await lookup(c.arguments["record_id"]),
+                    state.messages.append(ChatMessageTool(content=await noop_tool(c.arguments["chars"]),
                                                           tool_call_id=c.id, function=c.function))
         return state
 
