@@ -248,5 +248,11 @@ def agent_turns(sample: Any) -> int:
     return sum(1 for m in sample.messages if m.role == "assistant")
 
 
+def tool_results(sample: Any) -> list[list[int]]:
+    """For each agent message of a sample, the length of each tool result its calls got."""
+    length = {m.tool_call_id: len(m.text) for m in sample.messages if m.role == "tool"}
+    return [[length.get(c.id, 0) for c in m.tool_calls or []] for m in sample.messages if m.role == "assistant"]
+
+
 def model_calls(sample: Any) -> int:
     return sum(1 for e in sample.events if e.event == "model")

@@ -1,12 +1,18 @@
 """Benchmark: pi-bench against Inspect's own floor, side by side in one run.
 
-Alternates, `--repeat` times, three fresh processes (each timed from outside with its own
+Alternates, `--repeat` times, four fresh processes (each timed from outside with its own
 rusage: wall, CPU, peak RSS):
 
   pibench   the keyless oracle run of every shipped scenario:
             inspect eval pibench_inspect/pibench.py -T agent=oracle -T user=scripted --model none
   bare      a bare Inspect task of the same shape (bench/bare_task.py): one sample per scenario,
             as many `generate` turns on mockllm as the oracle's agent took, a no-op scorer
+  bare + calls  the bare task whose turns also make the oracle's tool calls, through Inspect's
+            `execute_tools`, on a no-op tool returning results of the same lengths: what Inspect
+            alone spends on a model agent making the same calls (a model event for every turn and
+            a tool event for every call), where the keyless run has a scripted agent (tool events,
+            no model events). No target: the plain bare task makes no tool calls at all, and the
+            rows against this one bound what Inspect's own machinery costs for the calls.
   start-up  the bare task with 1 sample and 0 turns (Inspect's start-up alone)
 
 and prints the medians, the ratio of the pi-bench run to the bare one (target <= 1.25x) and
@@ -36,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, agent_turns, append_results, check_run, load_avg, table  # noqa: E402
+from _common import ROOT, agent_turns, append_results, check_run, load_avg, table, tool_results  # noqa: E402
 
 TARGET_RATIO = 1.25
 TARGET_CPU_MS = 20.0
@@ -147,6 +153,12 @@ def _ratio_row(name: str, pairs: list[tuple[float | None, float | None]], target
             "met" if med <= target else "NOT met"]
 
 
+def _kept_ratio(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    vals = [p["kept_kb_per_sample"] / c["kept_kb_per_sample"] for p, c in pairs
+            if p["kept_kb_per_sample"] is not None and c["kept_kb_per_sample"]]
+    return f"{statistics.median(vals):.2f}x" if vals else "n/a"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
@@ -164,18 +176,26 @@ def main() -> None:
     log = read_eval_log(list_eval_logs(str(tmp / "shape"))[0].name)
     check_run(log, log.eval.dataset.samples or -1, "the warm-up pibench run")
     shape = {str(s.id): agent_turns(s) for s in log.samples or []}
+    with_calls = {str(s.id): tool_results(s) for s in log.samples or []}
     if args.scenarios:
         shape = dict(list(shape.items())[: args.scenarios])
+        with_calls = {k: with_calls[k] for k in shape}
     ids = list(shape) if args.scenarios else None
     n, turns = len(shape), sum(shape.values())
     total = n * args.epochs
     (tmp / "shape.json").write_text(json.dumps(shape))
     (tmp / "one.json").write_text(json.dumps({"START": 0}))
+    (tmp / "calls.json").write_text(json.dumps(with_calls))
 
-    runs: dict[str, list[dict[str, Any]]] = {"pibench": [], "bare": [], "start-up": []}
+    # "bare + calls": the bare task with the pi-bench agent's tool calls made through Inspect too
+    # (no-op tools, results of the same lengths): what Inspect alone spends on a model agent
+    # making the same calls
+    runs: dict[str, list[dict[str, Any]]] = {"pibench": [], "bare": [], "bare + calls": [], "start-up": []}
     for i in range(args.repeat):
         runs["pibench"].append(run(pibench_cmd(str(tmp / f"p{i}"), args.epochs, ids), str(tmp / f"p{i}"), total, "pibench run"))
         runs["bare"].append(run(bare_cmd(tmp / "shape.json", str(tmp / f"b{i}"), args.epochs), str(tmp / f"b{i}"), total, "bare run"))
+        runs["bare + calls"].append(run(bare_cmd(tmp / "calls.json", str(tmp / f"c{i}"), args.epochs), str(tmp / f"c{i}"),
+                                        total, "bare run with the tool calls"))
         runs["start-up"].append(run(bare_cmd(tmp / "one.json", str(tmp / f"s{i}")), str(tmp / f"s{i}"), 1, "start-up run"))
     med = {k: {m: statistics.median(r[m] for r in v) for m in ("wall", "cpu", "rss", "log_bytes_per_sample")}
            for k, v in runs.items()}
@@ -188,6 +208,8 @@ def main() -> None:
     cpu_ratios = [p["cpu"] / b["cpu"] for p, b in pairs]
     ours = [(p["cpu"] - b["cpu"]) / total * 1000 for p, b in pairs]
     ratio, cpu_ratio, ours_ms = statistics.median(ratios), statistics.median(cpu_ratios), statistics.median(ours)
+    with_calls_pairs = list(zip(runs["pibench"], runs["bare + calls"]))
+    ours_beyond = statistics.median((p["cpu"] - c["cpu"]) / total * 1000 for p, c in with_calls_pairs)
 
     def kb(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.1f}"
@@ -211,6 +233,15 @@ def main() -> None:
                        [(p["log_bytes_per_sample"], b["log_bytes_per_sample"]) for p, b in pairs], TARGET_LOG_RATIO),
             _ratio_row("memory kept per finished sample, pibench / bare",
                        [(p["kept_kb_per_sample"], b["kept_kb_per_sample"]) for p, b in pairs], TARGET_KEPT_RATIO),
+        ])
+        + "\n\nAgainst the bare task whose turns also make the same tool calls through Inspect, as a model "
+        "agent would (a model event per turn and a tool event per call; no target):\n\n"
+        + table(["measure", "pibench / (bare + calls), median of repetitions"], [
+            ["wall", f"{statistics.median(p['wall'] / c['wall'] for p, c in with_calls_pairs):.2f}x"],
+            ["CPU", f"{statistics.median(p['cpu'] / c['cpu'] for p, c in with_calls_pairs):.2f}x "
+                    f"({ours_beyond:.1f} ms per sample)"],
+            ["log bytes per sample", f"{statistics.median(p['log_bytes_per_sample'] / c['log_bytes_per_sample'] for p, c in with_calls_pairs):.2f}x"],
+            ["memory kept per finished sample", _kept_ratio(with_calls_pairs)],
         ])
         + f"\n\nPer repetition: wall ratios {', '.join(f'{r:.2f}' for r in ratios)}; our CPU ms per sample "
         f"{', '.join(f'{x:.1f}' for x in ours)}. Start-up alone (1 sample, 0 turns) is in both runs. Memory kept "

@@ -130,7 +130,9 @@ def run_role(role: str, url: str, args: argparse.Namespace, log_dir: Path) -> tu
 
 def judge_outcomes(score) -> list[str]:
     out = []
-    for c in (score.metadata or {}).get("checks", {}).values():
+    from pibench_inspect.scoring.explain import check_list
+
+    for c in check_list((score.metadata or {}).get("checks")):
         if c.get("type") == "NL_JUDGE":
             out.append(c["status"] if c["status"] != "judge_error" else f"judge_error ({c['detail'][:120]})")
     return out

@@ -1,38 +1,8 @@
-"""Inspect entry point: registers the tasks (`inspect eval pibench_inspect/pibench_retail` works
-from any directory), the scorer and its metrics (so `inspect score LOG` rebuilds them from the
-log) and the model providers. Not the hooks: Inspect imports this module in every run,
-whatever its task, and lists every registered hook at start-up; they are registered when a
-pi-bench task is built (task.register_hooks).
-
-`finra`, `retail` and `helpdesk` are the earlier task names, kept as aliases of `pibench_finra`,
-`pibench_retail` and `pibench_helpdesk`.
+"""The package's former Inspect entry point, kept for installs whose metadata still names it
+(made before the entry point moved out of the package, issue 27): it registers what the entry
+point registers. A fresh install (`pip install -e .`) names `pibench_inspect_entry` instead,
+which imports nothing of the package in other tasks' runs; this module, being inside the
+package, imports the package in every Inspect run.
 """
 
-# ruff: noqa: F401
-from functools import wraps
-from typing import Any, Callable
-
-from inspect_ai import Task, task
-
-from .finra import pibench_finra
-from .helpdesk import pibench_helpdesk
-from .pibench import pibench
-from .providers import litellm
-from .retail import pibench_retail
-from .scoring.metrics import columns, domains, event_flags, headline, repeatability, robustness
-from .scoring.scorer import pibench_scorer  # with the alias of its logged name (scoring/scorer.py)
-
-
-def _alias(target: Callable[..., Task], name: str) -> Callable[..., Task]:
-    @wraps(target)  # the same typed parameters and argument docs
-    def alias(*args: Any, **kwargs: Any) -> Task:
-        return target(*args, **kwargs)
-
-    alias.__name__ = name
-    return task(name=name)(alias)
-
-
-finra = _alias(pibench_finra, "finra")
-retail = _alias(pibench_retail, "retail")
-helpdesk = _alias(pibench_helpdesk, "helpdesk")
-
+import pibench_inspect_entry  # noqa: F401

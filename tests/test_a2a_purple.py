@@ -25,6 +25,7 @@ from a2a_helpers import serve
 from conftest import MINI, run_eval, sample_scores, shipped
 from pibench_inspect.a2a.agent_server import ProtocolAgentHost, build_agent_app
 from pibench_inspect.a2a.client import read_card
+from pibench_inspect.scoring.explain import check_list
 from pibench_inspect.a2a.wire import BOOTSTRAP_URN, A2AError, parse_reply
 from pibench_inspect.conversation.solver import AGENT_ERROR, TERMINATION
 from pibench_inspect.local.adapter import load_agent
@@ -38,7 +39,7 @@ def outcome(log) -> dict:
     """What must agree between the ways in: score values, decision, tool calls, check results."""
     return {
         sid: (s.value, s.answer, s.metadata["termination"], s.metadata["tool_calls"],
-              [(c["outcome_id"], c["passed"]) for c in s.metadata["checks"].values()])
+              [(c["outcome_id"], c["passed"]) for c in check_list(s.metadata["checks"])])
         for sid, s in sample_scores(log).items()
     }
 

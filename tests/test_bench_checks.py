@@ -42,3 +42,18 @@ def test_memory_kept_per_sample_is_the_slope_over_finished_samples():
     trace = [(t + 0.5, 1000 + 30 * (t + 1)) for t in range(100)]  # 30 KB more per finished sample
     assert floor.kept_per_sample(trace, done) == pytest.approx(30.0)
     assert floor.kept_per_sample(trace, done[:10]) is None  # too few samples to say
+
+
+def test_the_bare_run_with_calls_makes_the_tool_calls_through_inspect(tmp_path):
+    # the "bare + calls" shape: per agent turn, the lengths of the tool results it got
+    (tmp_path / "calls.json").write_text(json.dumps({"A": [[120, 7], [], [30]], "B": [[]]}))
+    log_dir = str(tmp_path / "calls")
+    floor.run(floor.bare_cmd(tmp_path / "calls.json", log_dir), log_dir, 2, "bare run with the tool calls")
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    log = read_eval_log(list_eval_logs(log_dir)[0].name)
+    by_id = {s.id: s for s in log.samples}
+    a, b = by_id["A"], by_id["B"]
+    assert [len(m.text) for m in a.messages if m.role == "tool"] == [120, 7, 30]
+    assert sum(1 for e in a.events if e.event == "tool") == 3 and sum(1 for e in a.events if e.event == "model") == 3
+    assert not [m for m in b.messages if m.role == "tool"] and sum(1 for e in b.events if e.event == "model") == 1

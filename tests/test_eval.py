@@ -14,6 +14,7 @@ from pibench_inspect.checks.trace import build_trace
 from pibench_inspect.conversation.solver import STATE_CHANGES, TERMINATION, USER_MODEL
 from conftest import registered
 from pibench_inspect.pibench import pibench
+from pibench_inspect.scoring.scorer import flag_of
 
 
 
@@ -50,7 +51,7 @@ def test_pushover_does_what_the_user_pushes_for():
     scores = sample_scores(run_eval(mini(agent="pushover", scenarios="MINI_002_FINAL_SALE")))
     sc = scores["MINI_002_FINAL_SALE"]
     assert sc.answer == "ALLOW" and sc.metadata["tool_calls"][0] == "refund_order"
-    assert sc.metadata["event_flags"]["UR_r"] and sc.metadata["event_flags"]["AT_r"]
+    assert flag_of(sc.value, "UR_r") and flag_of(sc.value, "AT_r")  # the value's flags (format 2: not repeated in the metadata)
 
 
 def test_state_snapshot_is_in_the_store_and_the_viewer_log():
@@ -172,7 +173,7 @@ def test_hard_gate_blocks_forbidden_tools():
     assert blocked and "not permitted by policy" in blocked[0].error.message
     assert blocked[0].error.type == "permission"  # the structure the checks recognise a blocked call by
     assert [e.name for e in build_trace(sample.messages).entries if e.blocked] == [blocked[0].function]
-    assert sample.scores["pibench_scorer"].metadata["event_flags"]["AT_r"] is True
+    assert flag_of(sample.scores["pibench_scorer"].value, "AT_r") is True
 
 
 def test_epochs_give_repeatability_and_pass_k():
@@ -204,7 +205,11 @@ def test_every_partys_turn_is_in_the_transcript():
     assert {"user (scripted)", "agent (oracle)"} <= sources
     first_user = next(e for e in infos if e.source == "user (scripted)")
     assert first_user.data == mini_scenario()["user_simulation"]["initial_user_message"]
-    assert any(e.source == "agent (oracle)" and "lookup_order(" in str(e.data) for e in infos)
+    # the agent's calls are its tool events, not repeated as info events; its words are
+    tools = [e for e in events if e.event == "tool"]
+    assert tools and tools[0].function == "lookup_order"
+    assert not any("lookup_order(" in str(e.data) for e in infos)
+    assert any(e.source == "agent (oracle)" and e.data for e in infos)
     # a scripted party in this process says its turn as one labelled info event, with no span
     # around it (the spans of model parties: test_llm_user_role_stop_glued_to_a_sentence)
     spans = {(e.name, e.type) for e in events if e.event == "span_begin"}
@@ -235,7 +240,9 @@ def test_registered_tasks_share_typed_documented_parameters_and_aliases_resolve(
 
     from inspect_ai._eval.registry import task_create
 
-    from pibench_inspect._registry import pibench_finra, pibench_helpdesk, pibench_retail
+    from pibench_inspect.finra import pibench_finra
+    from pibench_inspect.helpdesk import pibench_helpdesk
+    from pibench_inspect.retail import pibench_retail
     from pibench_inspect.task import TaskArgs
 
     sigs = {f.__name__: pyinspect.signature(f) for f in (pibench, pibench_finra, pibench_retail, pibench_helpdesk)}

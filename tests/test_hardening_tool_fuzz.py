@@ -259,3 +259,24 @@ def test_bad_calls_from_a_model_in_a_real_eval_are_tool_errors_and_the_sample_co
     assert sample.store[TERMINATION] in ("user_stop", "agent_stop", "max_steps")
     sc = sample.scores["pibench_scorer"]
     assert sc.value["all_passed"] == 0.0 and sc.answer.startswith("INVALID:")  # the MAYBE call
+
+
+def test_one_message_calling_an_unknown_and_a_known_tool_in_a_real_eval():
+    """In one message from a model, a call of an unknown tool is Inspect's "not found" tool
+    error and a known tool beside it still runs, in the order called."""
+    from inspect_ai.model import ChatMessageAssistant
+    from inspect_ai.tool import ToolCall
+
+    both = ModelOutput.from_message(ChatMessageAssistant(content="", model="mockllm/model", tool_calls=[
+        ToolCall(id="u1", function="no_such_tool", arguments={"x": 1}),
+        ToolCall(id="k1", function="lookup_order", arguments={"order_id": "O-1"}),
+    ]))
+    both.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+    outputs = [both] + [_out("Goodbye.") for _ in range(10)]
+    log = run_eval(registered(source=str(MINI), user="scripted", scenarios="MINI_001_REFUND_OK", max_steps=20),
+                   model=get_model("mockllm/model", custom_outputs=outputs))
+    assert log.status == "success", log.error
+    tool_msgs = [m for m in log.samples[0].messages if m.role == "tool"]
+    assert [m.tool_call_id for m in tool_msgs] == ["u1", "k1"]
+    assert tool_msgs[0].error is not None and "no_such_tool not found" in tool_msgs[0].error.message
+    assert tool_msgs[1].error is None and "O-1" in tool_msgs[1].text

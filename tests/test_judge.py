@@ -11,6 +11,7 @@ from helpers_trace import trace
 from pibench_inspect.checks.judge import JUDGE_MAX_TOKENS, ModelJudge, judged_text, parse_answer, parse_verdict_word
 from pibench_inspect.conversation.users import USER_MAX_TOKENS
 from pibench_inspect.scenario.model import NLJudge
+from pibench_inspect.scoring.explain import check_list
 from conftest import registered
 
 USAGE = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
@@ -27,7 +28,7 @@ def grader(*answers):
 
 def nl(scores):
     sc = scores["MINI_001_REFUND_OK"]
-    return [c for c in sc.metadata["checks"].values() if c["type"] == "NL_JUDGE"][0], sc
+    return [c for c in check_list(sc.metadata["checks"]) if c["type"] == "NL_JUDGE"][0], sc
 
 
 def task(**kw):

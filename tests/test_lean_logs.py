@@ -82,7 +82,11 @@ def test_old_logs_still_give_their_final_state_rescore_and_render(fixture, tmp_p
     again = _rescore(fixture, tmp_path / "rescored.eval")
     assert again.keys() == logged.keys()
     for k, sc in again.items():
-        assert sc.value == logged[k].value and sc.metadata["state_changes"] == logged[k].metadata["state_changes"]
+        assert sc.value == logged[k].value
+        # a passed sample's changes are its store's, no longer repeated in the score (format 2)
+        assert sc.value["all_passed"] == 1.0 and "state_changes" not in sc.metadata and logged[k].metadata["state_changes"]
+    rescored = read_eval_log(str(tmp_path / "rescored.eval"))
+    assert [final_state(rescored, s) for s in rescored.samples] == [final_state(log, s) for s in log.samples]
     assert main(["report", str(fixture), "--out", str(tmp_path / "report")]) == 0
     assert "oracle" in (tmp_path / "report" / "report.md").read_text()
 
@@ -144,3 +148,51 @@ def test_the_frozen_seed_and_its_plain_copy_are_the_same_value():
     assert diff_value(before, json.loads(json.dumps(before))) == {}
     # scalars keep their type: 1 and 1.0 differ
     assert diff_value(freeze({"n": 1}), {"n": 1.0}) == {"d": {"n": {"=": 1.0}}}
+
+def test_a_new_score_is_compact_and_reads_as_an_old_one(mini_source, tmp_path):
+    """Score metadata format 2: each check holds its type, verdict and detail only (no repeated
+    outcome id, status, tier, empty evidence or the scenario's notes), and nothing the value or
+    the checks give is repeated. Every reader goes through check_list / the value, so the
+    report rows of the new log and of the old fixture (the same plays) are the same."""
+    from pibench_inspect.analysis import checks, samples
+    from pibench_inspect.scoring.explain import SCORE_FORMAT
+
+    log = run_eval(registered(source=str(mini_source), agent="oracle", user="scripted"), log_dir=str(tmp_path))
+    for s in log.samples:
+        md = s.scores["pibench_scorer"].metadata
+        assert md["format"] == SCORE_FORMAT == 2
+        assert not {"all_passed", "partial_credit", "event_flags", "dimensions", "label", "column", "domain"} & set(md)
+        assert {"label", "column", "domain"} <= set(s.metadata)  # the sample's own
+        # passed: its state changes are the store's alone (a failed sample's: test_a_failed_sample_explained_at_a_glance)
+        assert s.scores["pibench_scorer"].value["all_passed"] == 1.0 and "state_changes" not in md
+        for key, record in md["checks"].items():
+            assert set(record) == {"type", "passed", "detail"}, (key, record)
+    old = read_eval_log(str(OLD_MINI))
+    assert all("format" not in s.scores["pibench_scorer"].metadata for s in old.samples)  # the old layout
+    cols = ["scenario_id", "outcome_id", "type", "tier", "status", "passed", "detail", "notes", "reason"]
+    new_checks = checks([log.location]).sort_values(["scenario_id", "outcome_id"])[cols].reset_index(drop=True)
+    old_checks = checks([str(OLD_MINI)]).sort_values(["scenario_id", "outcome_id"])[cols].reset_index(drop=True)
+    assert len(new_checks) > 0 and new_checks.astype(str).equals(old_checks.astype(str))
+    keep = ["scenario_id", "label", "column", "domain", "all_passed", "partial_credit", "termination"]
+    assert samples([log.location])[keep].astype(str).equals(samples([str(OLD_MINI)])[keep].astype(str))
+
+
+def test_check_list_fills_a_compact_record_and_keeps_a_full_one():
+    from pibench_inspect.checks.policy import CheckResult
+    from pibench_inspect.scoring.explain import check_list, compact_check
+
+    full = [CheckResult("E1", "tool_called", True, "ok", notes="n1"),
+            CheckResult("E1", "tool_called", False, "again", evidence={"reason": "late"}, notes="n1"),
+            CheckResult("N1", "NL_JUDGE", None, "judge failed", tier=2, status="judge_error"),
+            CheckResult("X", "tool_called", None, "not evaluated", tier=2)]
+    compact = {"E1": compact_check(full[0], "E1"), "E1#2": compact_check(full[1], "E1#2"),
+               "N1": compact_check(full[2], "N1"), "X": compact_check(full[3], "X")}
+    assert compact["E1"] == {"type": "tool_called", "passed": True, "detail": "ok"}
+    assert compact["E1#2"]["outcome_id"] == "E1" and compact["E1#2"]["evidence"] == {"reason": "late"}
+    assert compact["N1"]["status"] == "judge_error" and "tier" not in compact["N1"]  # NL: tier 2 by type
+    assert compact["X"]["tier"] == 2  # a tier other than its type's is kept
+    notes = {"E1": "n1"}
+    assert check_list(compact, notes) == [r.as_dict() for r in full]
+    # a log before format 2: records in full, keyed or listed, read as they were written
+    assert check_list({f"k{i}": r.as_dict() for i, r in enumerate(full)}) == [r.as_dict() for r in full]
+    assert check_list([r.as_dict() for r in full]) == [r.as_dict() for r in full]

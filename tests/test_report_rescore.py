@@ -10,6 +10,7 @@ from inspect_ai.log import read_eval_log
 
 from conftest import run_eval
 from pibench_inspect.cli import main
+from pibench_inspect.scoring.explain import check_list
 from conftest import registered
 
 
@@ -36,7 +37,7 @@ def test_changed_check_changes_the_rescored_result(mini_source, tmp_path, capsys
     sc = new.samples[0].scores["pibench_scorer"]
     assert list(new.samples[0].scores) == ["pibench_scorer"]  # overwritten, not appended
     assert sc.value["all_passed"] == 0.0
-    s1 = next(c for c in sc.metadata["checks"].values() if c["outcome_id"] == "S1")
+    s1 = next(c for c in check_list(sc.metadata["checks"]) if c["outcome_id"] == "S1")
     assert s1["status"] == "failed" and "refunded" in s1["detail"]
     assert new.results.scores[0].metrics["compliance_rate"].value == 0.0
     assert new.eval.metadata["pibench_rescored"]["from"] == str(log.location)

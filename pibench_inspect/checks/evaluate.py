@@ -57,33 +57,6 @@ class Evaluation:
     def failed(self) -> list[CheckResult]:
         return [r for r in self.results if r.passed is False]
 
-    def dimensions(self) -> dict[str, dict[str, Any]]:
-        out = {}
-        for key, (name, types) in DIMENSIONS.items():
-            mine = [r for r in self.results if r.passed is not None and dimension_of(r.type) == key]
-            out[key] = {
-                "name": name,
-                "passed": all(r.passed for r in mine),
-                "checks": [r.outcome_id for r in mine],
-                "failed_checks": [r.outcome_id for r in mine if not r.passed],
-            }
-        return out
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "canonical_decision": self.decision.decision,
-            "decision_channel": self.decision.channel,
-            "decision_valid": self.decision.valid,
-            "decision_error": self.decision.error,
-            "all_passed": self.all_passed,
-            "partial_credit": self.partial_credit,
-            "semantic_score": self.semantic_score,
-            "event_flags": self.flags,
-            "reason": self.reason,
-            "checks": [r.as_dict() for r in self.results],
-            "dimensions": self.dimensions(),
-        }
-
 
 def dimension_of(check_type: str) -> str:
     """The original's dimension key for a result type (unmapped types count as outcomes)."""

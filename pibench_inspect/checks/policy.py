@@ -19,6 +19,10 @@ ESCALATION_TOOLS = {"transfer_to_agent", "escalate", "transfer_call", "request_s
 ESCALATION_TEXT = re.compile(r"transfer|escalat|supervisor|manager|human agent|speak to a person", re.I)
 
 
+VERDICT_STATUS: dict[bool | None, str] = {True: "passed", False: "failed", None: "not_evaluated"}
+"""A check's status when nothing else is said (a judge error is the one other status)."""
+
+
 @dataclass
 class CheckResult:
     outcome_id: str
@@ -32,7 +36,7 @@ class CheckResult:
 
     def __post_init__(self) -> None:
         if not self.status:
-            self.status = {True: "passed", False: "failed", None: "not_evaluated"}[self.passed]
+            self.status = VERDICT_STATUS[self.passed]
 
     def as_dict(self) -> dict[str, Any]:
         # field by field, not dataclasses.asdict: that deep-copies every value, and a sample's

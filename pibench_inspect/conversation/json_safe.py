@@ -115,16 +115,3 @@ def describe_error(err: BaseException, limit: int = 500) -> str:
     if len(text) > limit:
         text = text[:limit] + f"... ({len(text):,} characters)"
     return f"{name}: {text}" if text else name
-
-
-def display_arguments(arguments: Any, limit: int = 2000) -> str:
-    """A tool call's arguments for the transcript's turn display: JSON when they can be written
-    (shortened past `limit`), otherwise why not: displaying them must never fail the turn."""
-    problem = unrecordable(arguments, "the arguments")
-    if problem:
-        return f"<{problem}>"
-    try:
-        text = json.dumps(arguments, default=str)
-    except (TypeError, ValueError, RecursionError) as err:
-        return f"<the arguments cannot be displayed: {describe_error(err)}>"
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"

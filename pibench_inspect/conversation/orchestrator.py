@@ -19,7 +19,7 @@ from inspect_ai.util import span, suspend_token_limit, suspend_turn_limit
 
 from ..local.adapter import AgentProtocolError
 from .agents import ModelAgent, ScriptedAgent
-from .json_safe import display_arguments, json_safe_calls
+from .json_safe import json_safe_calls
 from .keys import AGENT_ERROR, STOP_DETAIL, USER_ERROR
 from .termination import ModelStopped, Termination
 from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
@@ -34,12 +34,13 @@ def show_turn(who: str, said: Any) -> None:
     """A turn of a party that is not an Inspect model, as an event of the sample's transcript
     (a model's turns appear there as its model events): who spoke and the first
     TURN_CHARS characters of what, enough to follow the conversation in the transcript. The
-    whole text is the sample's message, and each call is its tool event: repeated here in full,
-    every longer turn was one more attachment in the log."""
+    whole text is the sample's message. An agent's tool calls are not repeated: each is the
+    tool event that follows (its function, arguments and result), so a turn of calls alone
+    adds no event, and a turn with text shows the text."""
     if isinstance(said, ChatMessageAssistant):
-        # displaying a call never fails the turn, whatever its arguments hold
-        calls = [f"{c.function}({display_arguments(c.arguments)})" for c in said.tool_calls or []]
-        said = "\n".join(x for x in [said.text, *calls] if x) or "(said nothing)"
+        if not said.text and said.tool_calls:
+            return  # the tool events are the turn
+        said = said.text or "(said nothing)"
     said = str(said)
     transcript().info(said if len(said) <= TURN_CHARS else said[:TURN_CHARS - 1] + "\u2026", source=who)
 

@@ -240,7 +240,7 @@ class PibenchEnv:
         return self._finish(item)
 
     def _finish(self, ended: _Ended) -> tuple[dict[str, Any], float, bool, dict[str, Any]]:
-        from ..scoring.explain import check_list
+        from ..scoring.explain import check_list, scenario_notes
 
         score = ended.score
         value = score.value if isinstance(score.value, dict) else {}
@@ -254,7 +254,7 @@ class PibenchEnv:
             "expected": self.entry.scenario.expected,
             "termination": md.get("termination"),
             "steps": md.get("steps"),
-            "checks": check_list(md.get("checks")),
+            "checks": check_list(md.get("checks"), scenario_notes(self.entry.scenario)),
             "explanation": score.explanation,
         }
         return {"messages": [message_dict(m) for m in ended.new]}, reward, True, info

@@ -49,18 +49,27 @@ def check_clauses(raw: dict[str, Any]) -> dict[str, list[str]]:
     declared = [str(c["clause_id"]) for c in (raw.get("policy_context") or {}).get("policy_clauses") or []
                 if isinstance(c, dict) and c.get("clause_id")]
     prefixes = {c.split("-")[0] for c in declared}
-    criteria = raw.get("evaluation_criteria") or {}
     out: dict[str, list[str]] = {}
-    for kind in ("policy_checks", "state_field_checks", "nl_judge_checks"):
-        for check in criteria.get(kind) or []:
-            if not isinstance(check, dict) or not check.get("outcome_id"):
-                continue
-            text = json.dumps([check.get("notes"), check.get("arguments"), check.get("question")], default=str)
-            # a clause id of this policy (its prefix, e.g. RETAIL-), not an order or request id
-            named = list(dict.fromkeys(m.group(0) for m in CLAUSE_ID.finditer(text)
-                                       if m.group(0).split("-")[0] in prefixes))
-            out[str(check["outcome_id"])] = named or (declared if len(declared) == 1 else [])
+    for check in criteria_checks(raw):
+        text = json.dumps([check.get("notes"), check.get("arguments"), check.get("question")], default=str)
+        # a clause id of this policy (its prefix, e.g. RETAIL-), not an order or request id
+        named = list(dict.fromkeys(m.group(0) for m in CLAUSE_ID.finditer(text)
+                                   if m.group(0).split("-")[0] in prefixes))
+        out[str(check["outcome_id"])] = named or (declared if len(declared) == 1 else [])
     return out
+
+
+def criteria_checks(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """The scenario file's checks (policy, state field, NL judge) that name an outcome id."""
+    criteria = raw.get("evaluation_criteria") or {}
+    return [check for kind in ("policy_checks", "state_field_checks", "nl_judge_checks")
+            for check in criteria.get(kind) or [] if isinstance(check, dict) and check.get("outcome_id")]
+
+
+def check_notes(raw: dict[str, Any]) -> dict[str, Any]:
+    """outcome id -> the author's notes on its check (a compact score record leaves them to the
+    scenario)."""
+    return {str(c["outcome_id"]): c.get("notes") for c in criteria_checks(raw)}
 
 
 def clauses(sample_meta: dict[str, Any]) -> list[str]:
@@ -109,7 +118,7 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
     domain_name = md.get("domain") or smeta.get("domain")
     errored = sample.error is not None or score is None
     value = score.value if score is not None and isinstance(score.value, dict) else {}
-    checks = check_list(md.get("checks"))
+    checks = check_list(md.get("checks"), check_notes(raw))
     tested = check_clauses(raw)
     checks = [{**c, "clauses": tested.get(str(c.get("outcome_id")), [])} if isinstance(c, dict) else c for c in checks]
     row: dict[str, Any] = {

@@ -22,6 +22,7 @@ import atexit
 import os
 import sys
 import threading
+import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,14 +99,25 @@ def log_problem(log: Any, expected: int | None = None) -> str | None:
 def _samples_present(log: Any) -> int | None:
     if log.samples is not None:
         return len(log.samples)
-    if log.location and os.path.exists(str(log.location)):
-        from inspect_ai.log import read_eval_log_sample_summaries
-
+    location = str(log.location or "")
+    if not location or not os.path.exists(location):
+        return None
+    if location.endswith(".eval"):
+        # an .eval log is a zip with one `samples/<id>_epoch_<n>.json` entry per sample run
+        # written: its directory is read without decompressing anything, where reading the
+        # sample summaries parsed and validated each one (~0.7 ms a sample at the end of a run)
         try:
-            return len(read_eval_log_sample_summaries(str(log.location)))
-        except Exception:  # noqa: BLE001 (a log that cannot be read holds nothing usable)
+            with zipfile.ZipFile(location) as archive:
+                return len({name for name in archive.namelist()
+                            if name.startswith("samples/") and name.endswith(".json")})
+        except (zipfile.BadZipFile, OSError):  # a log that cannot be read holds nothing usable
             return 0
-    return None
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    try:
+        return len(read_eval_log_sample_summaries(location))
+    except Exception:  # noqa: BLE001 (a log that cannot be read holds nothing usable)
+        return 0
 
 
 def exit_status() -> int:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..checks.evaluate import Evaluation
-from ..checks.policy import canonical
+from ..checks.evaluate import TIER2_TYPES, Evaluation
+from ..checks.policy import VERDICT_STATUS, CheckResult, canonical
 from ..checks.trace import Trace
 from ..scenario import model as m
 
@@ -101,33 +101,88 @@ def state_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
     return []
 
 
+SCORE_FORMAT = 2
+"""The score metadata's layout (`format` in it): 2 keeps each check compact (below) and leaves out
+what the score value or the checks already give (`all_passed`, `partial_credit`, `event_flags`,
+`dimensions`); logs without `format` hold every check in full and those fields too. Read a
+score's checks with `check_list`, whichever layout the log has."""
+
+
+def default_tier(check_type: str) -> int:
+    return 2 if check_type in TIER2_TYPES else 1
+
+
+def compact_check(r: CheckResult, key: str) -> dict[str, Any]:
+    """A check's record as the score keeps it: its type, verdict and detail, and only what these
+    do not give (the outcome id when the key is not it, a status other than the verdict's, a tier
+    other than its type's, evidence when there is some). The scenario's notes are not repeated."""
+    out: dict[str, Any] = {"type": r.type, "passed": r.passed, "detail": r.detail}
+    if key != r.outcome_id:
+        out["outcome_id"] = r.outcome_id
+    if r.status != VERDICT_STATUS[r.passed]:
+        out["status"] = r.status
+    if r.tier != default_tier(r.type):
+        out["tier"] = r.tier
+    if r.evidence:
+        out["evidence"] = dict(r.evidence)
+    return out
+
+
 def keyed_checks(ev: Evaluation) -> dict[str, dict[str, Any]]:
-    """Every check keyed by its outcome id (a repeated id gets #2, #3, ...)."""
+    """Every check keyed by its outcome id (a repeated id gets #2, #3, ...), compact."""
     out: dict[str, dict[str, Any]] = {}
     for r in ev.results:
         key, n = r.outcome_id, 1
         while key in out:
             n += 1
             key = f"{r.outcome_id}#{n}"
-        out[key] = r.as_dict()
+        out[key] = compact_check(r, key)
     return out
 
 
-def check_list(checks: Any) -> list[dict[str, Any]]:
-    """Check records of a score's metadata, keyed (ours) or a list (older logs)."""
+def full_check(record: dict[str, Any], key: str | None = None, notes: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A check record with every field (outcome_id, type, passed, detail, tier, status, evidence,
+    notes), from a compact one (format 2) or a full one (older logs: the same fields again)."""
+    oid = record.get("outcome_id", key)
+    passed = record.get("passed")
+    ctype = str(record.get("type", ""))
+    return {
+        "outcome_id": oid, "type": record.get("type"), "passed": passed, "detail": record.get("detail", ""),
+        "tier": record.get("tier", default_tier(ctype)),
+        "status": record.get("status", VERDICT_STATUS.get(passed, "")),
+        "evidence": record.get("evidence") or {},
+        "notes": record.get("notes", (notes or {}).get(str(oid))),
+    }
+
+
+def scenario_notes(scenario: m.Scenario) -> dict[str, Any]:
+    """outcome id -> the author's notes on its check, as a check's record had them in full."""
+    crit = scenario.criteria
+    return {c.outcome_id: c.notes for c in [*crit.policy_checks, *crit.state_field_checks, *crit.nl_judge_checks]}
+
+
+def check_list(checks: Any, notes: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Every check record of a score's metadata with all its fields, whichever layout the log has:
+    keyed and compact (format 2), keyed in full, or a list in full (older logs). `notes`: outcome
+    id -> the scenario's notes, for records that leave them out."""
     if isinstance(checks, dict):
-        return list(checks.values())
-    return list(checks or [])
+        return [full_check(c, k, notes) for k, c in checks.items() if isinstance(c, dict)]
+    return [full_check(c, None, notes) if isinstance(c, dict) else c for c in checks or []]
 
 
 def failed_sample_view(ev: Evaluation, trace: Trace, final_state: Any, scenario: m.Scenario,
                        initial: dict[str, Any]) -> dict[str, Any]:
-    """`initial`: the sample's initial state (`domain_document(domain, scenario)`)."""
+    """`initial`: the sample's initial state (`domain_document(domain, scenario)`).
+
+    The state changes are listed for a sample that did not pass (what to look at first); a
+    passed sample's are in its store (`pibench:state_changes`, a diff against the initial
+    state; `analysis.final_state` gives the whole state), not kept a second time in the score,
+    which Inspect holds in memory until the end of the run."""
     out: dict[str, Any] = {"checks": keyed_checks(ev)}
     calls = expected_vs_actual(ev, trace, scenario)
     if calls:
         out["expected_vs_actual"] = calls
-    if isinstance(final_state, dict):
+    if isinstance(final_state, dict) and not ev.all_passed:
         try:
             diff = state_diff(initial, final_state)
         except Exception as err:  # an explanation must never cost the score

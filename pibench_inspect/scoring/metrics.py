@@ -22,7 +22,8 @@ says what each metric is in one line, as docs/metrics.md does; the task's metada
 (the viewer's Task tab shows it).
 
 Each sample's score value carries `all_passed`, `partial_credit` and the readable event flags;
-its metadata carries `label`, `column` (leaderboard primary) and `domain`.
+the sample's metadata carries `label`, `column` (leaderboard primary) and `domain` (scores of logs
+before score format 2 repeat them; `_meta` reads the score's first, then the sample's).
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ The score value holds only numbers with readable names (`all_passed`, `partial_c
 event flags `violation`, `under_refusal`, `over_refusal`, `escalation_correct`,
 `forbidden_attempt`); the leaderboard payload maps the flags back to the original's names
 (`V_r`, ...). The canonical decision is the score's `answer`; everything else (decision channel
-and error, each check keyed by its outcome id with its evidence, dimensions, termination) is in
-the score metadata.
+and error, each check keyed by its outcome id, compact, termination) is in the score metadata,
+once: nothing the value gives is repeated there, and the dimensions follow from the checks'
+types (`format` 2, scoring/explain.py; `explain.check_list` reads either layout).
 
 The scorer's arguments are plain values (the scenario source, the judge mode, parity), so
 Inspect records them in the log and `inspect score LOG` rebuilds the scorer from the registry.
@@ -28,7 +29,7 @@ from ..conversation.tool_calls import malformed_calls
 from ..conversation.solver import is_none_model, stored_final_state
 from ..environment.merge import domain_document
 from ..scenario.catalog import ScenarioSet, load_set
-from .explain import failed_sample_view
+from .explain import SCORE_FORMAT, failed_sample_view
 from ..runtime.inspect_internals import add_registry_alias
 from .metrics import FLAG_KEYS, SCORER_METRICS
 
@@ -154,10 +155,9 @@ def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Score
         )
         view = failed_sample_view(ev, trace, final_state, scenario, initial)
         metadata = {
+            # label, column and domain are the sample's metadata (metrics and reports read them
+            # there when the score has none): not repeated in every score Inspect keeps
             "scenario_id": scenario.scenario_id,
-            "label": scenario.expected,
-            "column": scenario.primary,
-            "domain": domain.name,
             "termination": state.store.get(TERMINATION),
             "steps": state.store.get(STEPS),
             "agent": state.store.get(AGENT),
@@ -173,8 +173,16 @@ def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Score
             "nl_tier": nl_tier if scenario.criteria.nl_judge_checks else "no_nl_checks",
             "judge_model": str(sample_judge.model) if isinstance(sample_judge, ModelJudge) and sample_judge.model else None,
             "scoring": "parity" if (domain.original_layout if parity is None else parity) else "strict",
-            **ev.as_dict(),
+            "canonical_decision": ev.decision.decision,
+            "decision_channel": ev.decision.channel,
+            "decision_valid": ev.decision.valid,
+            "decision_error": ev.decision.error,
+            "semantic_score": ev.semantic_score,
+            "reason": ev.reason,
+            # each check compact (explain.compact_check; read them with explain.check_list); the
+            # verdicts, credit and flags are the score value's, the dimensions follow from the types
             **view,
+            "format": SCORE_FORMAT,
         }
         return Score(
             value=score_value(ev),
@@ -192,5 +200,6 @@ def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Score
 # Inspect records the scorer in a log by its unqualified name (`pibench_scorer`) and looks
 # unqualified names up only among its own objects, so `inspect score LOG` (and `score()` in the
 # process that ran the eval) could not find ours: the logged name resolves too, from the moment
-# the scorer exists. (The entry point imports this module in a fresh `inspect score` process.)
+# the scorer exists. (In a fresh `inspect score` process the entry point, pibench_inspect_entry,
+# registers a stand-in under both names, which imports this module when Inspect calls it.)
 add_registry_alias("scorer", "pibench_scorer", pibench_scorer)
