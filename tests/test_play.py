@@ -286,3 +286,20 @@ def test_a_random_pick_with_no_input_ends_cleanly_and_names_the_scenario(tmp_pat
     assert "a scenario picked at random" in r.stdout
     picked = only_log(tmp_path).samples[0].id
     assert f"session input ended: the log is marked cancelled (interrupted) and not scored (the scenario was {picked})" in r.stdout
+
+
+@pytest.mark.slow
+def test_a_session_started_with_sigint_ignored_still_stops_at_the_end_of_input(tmp_path):
+    """A background job of a non-interactive shell (`cmd &` in a script, as a CI step may start
+    it) inherits SIGINT ignored, and Python then installs no handler of its own. The end of
+    input stops a session by raising SIGINT (as Ctrl-C does), so such a session idled forever
+    after its last line; `pibench play` now takes SIGINT back and ends as it does elsewhere."""
+    import signal
+    import subprocess
+
+    r = subprocess.run([PIBENCH, "play", "--random", "--source", str(MINI), "--log-dir", str(tmp_path)],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert r.returncode == 130 and "Traceback" not in r.stdout + r.stderr
+    assert "session input ended: the log is marked cancelled" in r.stdout
+    assert only_log(tmp_path).status == "cancelled"

@@ -240,6 +240,11 @@ def result_text(sample: Any, scenario_id: str, label: str) -> str:
 def cmd_play(args: argparse.Namespace) -> int:
     from ..scenario.catalog import load_set
 
+    # SIGINT stops a session: Ctrl-C, and the end of input, which raises it (Terminal.ask). A
+    # background job of a non-interactive shell inherits SIGINT ignored, and Python then installs
+    # no handler (nor does asyncio): such a session would idle forever after its last line
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     terminal = Terminal()
     try:
         roles = model_roles(args)
