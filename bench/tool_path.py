@@ -1,5 +1,5 @@
-"""What Inspect's own tool-call path costs, with no pi-bench code in the way (issue 27's wall
-target compares pi-bench with a bare task that calls no tools).
+"""What Inspect's own tool-call path costs, with no pi-bench code in the way (why bench/floor.py's
+targets compare pi-bench with a bare task that makes the same tool calls, not one that calls none).
 
 Two bare tasks of the same samples and turns, run alternately as fresh `inspect eval`
 processes: `calls` hands each turn's assistant message, holding CALLS calls of a no-op tool
