@@ -24,6 +24,8 @@ SHIPPED = shipped()
 
 @pytest.mark.slow
 def test_shipped_set_validates():
+    """Every gate passes on every shipped scenario: the static and dynamic gates, information
+    flow, and the mutation gate (no surviving mutant)."""
     assert validate_set(SHIPPED) == []
 
 
