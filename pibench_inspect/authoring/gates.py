@@ -156,6 +156,13 @@ class MutationTally:
         row[1] += result.scored
         row[2] += len(result.equivalent)
 
+    def merge(self, by_domain: dict[str, list[int]]) -> None:
+        """Add the counts of another tally (a worker's: gate_pool.py)."""
+        for domain, counts in by_domain.items():
+            row = self.by_domain.setdefault(domain, [0, 0, 0])
+            for i, c in enumerate(counts):
+                row[i] += c
+
     def score(self, domain: str) -> float | None:
         killed, scored, _ = self.by_domain.get(domain, (0, 0, 0))
         return killed / scored if scored else None

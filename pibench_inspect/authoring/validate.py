@@ -135,32 +135,35 @@ def chosen(scenario_set: ScenarioSet, only: str | None) -> list[Entry]:
 
 
 def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None, tally=None,
-                 only: str | None = None) -> list[str]:
+                 only: str | None = None, jobs: int = 1) -> list[str]:
     """Problems that make a scenario set invalid (`pibench validate` exits 1 on any).
 
     Original pi-bench folders are not held to our rules: their data defects are reported by
     `data_defects` as warnings, and they still load and run. `only` limits the scenario
-    checks to ids matching its globs (load errors are always reported).
+    checks to ids matching its globs (load errors are always reported). `jobs`: worker
+    processes playing the gates (gate_pool.py); the problems are the same, in the same order.
     """
-    from .gates import gate_problems
+    from .gate_pool import gate_problems_of
 
     problems: list[str] = []
     for err in scenario_set.errors:
         problems += [f"{err.path}: {p}" for p in err.problems]
     seen: set[Path] = set()
     entries = chosen(scenario_set, only)
-    for i, entry in enumerate(entries, 1):
-        if progress:  # `pibench validate` says how far it is (the gates take a while)
-            progress(i, len(entries), entry.scenario.scenario_id)
+    found: list[tuple[str, list[str]]] = []  # (scenario id, its static problems), in set order
+    for entry in entries:
         if entry.domain.original_layout:
             continue
         if entry.domain.path not in seen:
             seen.add(entry.domain.path)
-            problems += domain_problems(entry.domain)
-        static = scenario_problems(entry)
-        problems += static
-        if gates and not static:
-            problems += gate_problems(entry, tally)
+            found.append(("", domain_problems(entry.domain)))
+        found.append((entry.scenario.scenario_id, scenario_problems(entry)))
+    played: dict[str, list[str]] = {}
+    if gates:  # the gates of the statically valid scenarios (they take a while: progress)
+        sound = [e for e in entries if not e.domain.original_layout and not dict(found).get(e.scenario.scenario_id)]
+        played = gate_problems_of(sound, jobs, tally, progress)
+    for sid, static in found:
+        problems += static + played.get(sid, [])
     if gates:
         # balance is a property of the whole set, whatever --only checks
         problems += family_problems(entries) + label_balance(list(scenario_set.entries.values()))

@@ -58,10 +58,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     sset = load_set(args.source)
     tally = MutationTally()
+    if args.jobs is None:
+        from ..authoring.gate_pool import default_jobs
+
+        args.jobs = default_jobs()
     if args.only and not chosen(sset, args.only):
         print(f"error: --only {args.only}: no scenario id matches (see `pibench list`)", file=sys.stderr)
         return 2
-    problems = validate_set(sset, progress=progress_printer("validate"), tally=tally, only=args.only)
+    problems = validate_set(sset, progress=progress_printer("validate"), tally=tally, only=args.only, jobs=args.jobs)
     for p in problems:
         print(p)
     for line in tally.lines():
@@ -249,6 +253,7 @@ def _serve(module: str, argv: list[str]) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .refusal import OneLineParser
+    from .run import at_least
 
     p = OneLineParser(prog="pibench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
@@ -262,6 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
     vp.add_argument("--source", help=source_help)
     vp.add_argument("--only", metavar="GLOBS", help="only scenarios whose id matches these comma-separated globs "
                     "(e.g. 'RET_PRICE_ADJUSTMENT.*'); load errors are always reported")
+    vp.add_argument("--jobs", type=at_least(1), default=None, metavar="N",
+                    help="worker processes playing the gates (default: one per core; 1 plays them here)")
     vp.set_defaults(func=cmd_validate)
     gp = sub.add_parser("generate", help="write the scenarios of scenario families (families/<domain>/*.json)")
     gp.add_argument("families", nargs="+", metavar="FAMILY_FILE", help="family files (format pibench_family_v1)")

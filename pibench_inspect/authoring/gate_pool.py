@@ -1,0 +1,72 @@
+"""The gates of many scenarios played in worker processes (`pibench validate --jobs N`).
+
+A gate plays a scenario hundreds of times (the mutation gate's mutants, the baselines) and each
+play is CPU work in one thread, so the whole shipped set takes minutes on one core. The workers
+are forked from the process that loaded the set: they inherit it as loaded (nothing is parsed or
+pickled again), and every per-process cache of the engine (the shared DuckDB instance, the seed
+catalogs) notices the new pid and opens its own, so no DuckDB object crosses the fork.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, Callable
+
+from ..scenario.catalog import Entry
+
+# the entries a forked worker plays, by scenario id (set in the parent just before the fork)
+_ENTRIES: dict[str, Entry] = {}
+
+
+def default_jobs() -> int:
+    """One worker per core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _play(sid: str) -> tuple[list[str], dict[str, list[int]]]:
+    from .gates import MutationTally, gate_problems
+
+    tally = MutationTally()
+    return gate_problems(_ENTRIES[sid], tally), tally.by_domain
+
+
+def gate_problems_of(entries: list[Entry], jobs: int, tally: Any = None,
+                     progress: Callable[[int, int, str], None] | None = None) -> dict[str, list[str]]:
+    """Scenario id -> its gate problems, for every entry, in `jobs` forked processes (in this
+    one when `jobs` is 1 or fork is not available). `tally` (a MutationTally) gets every
+    worker's counts; `progress(i, n, id)` is called as scenarios finish."""
+    from .gates import gate_problems
+
+    out: dict[str, list[str]] = {}
+    n = len(entries)
+    if jobs <= 1 or n <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for i, entry in enumerate(entries, 1):
+            out[entry.scenario.scenario_id] = gate_problems(entry, tally)
+            if progress:
+                progress(i, n, entry.scenario.scenario_id)
+        return out
+    _ENTRIES.clear()
+    _ENTRIES.update({e.scenario.scenario_id: e for e in entries})
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, n), mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = {pool.submit(_play, sid): sid for sid in _ENTRIES}
+            for i, future in enumerate(as_completed(futures), 1):
+                sid = futures[future]
+                try:
+                    problems, counts = future.result()
+                except Exception as err:  # a worker that died (killed, out of memory): named, not a crash
+                    problems, counts = [f"{_ENTRIES[sid].path}: gates could not run ({type(err).__name__}: "
+                                        f"{str(err)[:200]})"], {}
+                out[sid] = problems
+                if tally is not None:
+                    tally.merge(counts)
+                if progress:
+                    progress(i, n, sid)
+    finally:
+        _ENTRIES.clear()
+    return out

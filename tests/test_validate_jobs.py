@@ -1,0 +1,58 @@
+"""`pibench validate --jobs N`: the gates played in forked worker processes (authoring/gate_pool.py)
+report the same problems, in the same order, with the same mutation tally, as played in one."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import MINI
+from pibench_inspect.authoring.gates import MutationTally
+from pibench_inspect.scenario.catalog import load_set
+from test_mutation_gate import LOOSE, gate_source, tight
+
+PIBENCH = str(Path(sys.executable).with_name("pibench"))
+
+
+def two_scenarios(root: Path) -> Path:
+    """The mutation gate's domain with a loose scenario (mutants survive) and a tight one."""
+    gate_source(root, LOOSE)
+    good = tight()
+    good["meta"]["scenario_id"] = "GATE_002_REFUND_TIGHT"
+    (root / "scenarios" / "gate" / "gate_002.json").write_text(json.dumps(good))
+    return root
+
+
+def validate(source: Path, jobs: str) -> subprocess.CompletedProcess:
+    # through the command, a process of its own: a fork from a test worker's threads could hang
+    return subprocess.run([PIBENCH, "validate", "--source", str(source), "--jobs", jobs],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_workers_find_what_one_process_finds(tmp_path):
+    source = two_scenarios(tmp_path)
+    assert len(load_set(source).entries) == 2
+    alone, pooled = validate(source, "1"), validate(source, "2")
+    assert alone.returncode == pooled.returncode == 1
+    assert "mutant verify:1:verify_caller-postcode survives" in alone.stdout  # something to agree on
+    assert pooled.stdout == alone.stdout  # the problems, in order, and the mutation tally
+    for sid in ("GATE_001_REFUND", "GATE_002_REFUND_TIGHT"):  # progress names each scenario played
+        assert sid in pooled.stderr
+
+
+def test_a_tally_adds_a_workers_counts():
+    tally = MutationTally()
+    tally.merge({"gate": [3, 4, 1]})
+    tally.merge({"gate": [1, 1, 0], "other": [0, 2, 0]})
+    assert tally.by_domain == {"gate": [4, 5, 1], "other": [0, 2, 0]}
+    assert tally.score("gate") == 0.8
+
+
+def test_the_command_prints_the_same_with_one_or_two_jobs(tmp_path):
+    out = [validate(MINI, j) for j in ("1", "2")]
+    assert [r.returncode for r in out] == [0, 0], out[0].stderr + out[1].stderr
+    assert out[0].stdout == out[1].stdout and "mutation score" in out[0].stdout
+    bad = subprocess.run([PIBENCH, "validate", "--jobs", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--jobs: 0 is below 1" in bad.stderr
