@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable
 
@@ -38,13 +39,15 @@ def _play(sid: str) -> tuple[list[str], dict[str, list[int]]]:
 def gate_problems_of(entries: list[Entry], jobs: int, tally: Any = None,
                      progress: Callable[[int, int, str], None] | None = None) -> dict[str, list[str]]:
     """Scenario id -> its gate problems, for every entry, in `jobs` forked processes (in this
-    one when `jobs` is 1 or fork is not available). `tally` (a MutationTally) gets every
+    one when `jobs` is 1, fork is not available or this process runs other threads). `tally` (a MutationTally) gets every
     worker's counts; `progress(i, n, id)` is called as scenarios finish."""
     from .gates import gate_problems
 
     out: dict[str, list[str]] = {}
     n = len(entries)
-    if jobs <= 1 or n <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    # forked only from a process with no other thread: a child forked while another thread held a
+    # lock (a test runner's, a logger's) can wait for it forever; such a caller plays them here
+    if jobs <= 1 or n <= 1 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
         for i, entry in enumerate(entries, 1):
             out[entry.scenario.scenario_id] = gate_problems(entry, tally)
             if progress:
