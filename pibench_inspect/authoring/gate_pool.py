@@ -39,8 +39,9 @@ def _play(sid: str) -> tuple[list[str], dict[str, list[int]]]:
 def gate_problems_of(entries: list[Entry], jobs: int, tally: Any = None,
                      progress: Callable[[int, int, str], None] | None = None) -> dict[str, list[str]]:
     """Scenario id -> its gate problems, for every entry, in `jobs` forked processes (in this
-    one when `jobs` is 1, fork is not available or this process runs other threads). `tally` (a MutationTally) gets every
-    worker's counts; `progress(i, n, id)` is called as scenarios finish."""
+    one when `jobs` is 1, fork is not available or this process runs other threads). `tally`
+    (a MutationTally) gets every worker's counts; `progress(i, n, id)` is called as scenarios
+    finish."""
     from .gates import gate_problems
 
     out: dict[str, list[str]] = {}
