@@ -278,6 +278,10 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
         if not self.has(path):
             if "." in path:
                 raise StateError(f"no collection {path!r} in the state")
+            if any(k == path for k, _ in self.layout):
+                # a scalar or a namespace of that name: a collection beside it would be a second
+                # top-level key of the same name in the exported document
+                raise StateError(f"{path!r} is not a collection (a scalar or a namespace): cannot insert into it")
             if self._reads_only:
                 raise StateError(f"a read-only call cannot change {path!r}")
             self.layout.append((path, "collection"))
@@ -320,6 +324,8 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
         found = self._fetch(coll, sql, params, "_pos")
         if found:
             storable(path, None, values, coll.columns)
+        else:  # nothing is written, but `_reshape` still makes a column of every new field name
+            storable(path, None, dict.fromkeys(values), coll.columns)
         self._reshape(coll, values)
         sets = [f"{coll.col(n)} = " + ("?::JSON" if coll.columns[n] == "JSON" else "?") for n in values]
         args: list[Any] = [param(coll.columns[n], v) for n, v in values.items()]
@@ -346,6 +352,15 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
             raise StateError("this state was opened without raw SQL (allow_sql=False)")
         if self._reads_only:
             raise StateError("a read-only call cannot run raw SQL")
+        try:
+            kinds = {st.type for st in duckdb.extract_statements(query)}
+        except duckdb.Error:
+            kinds = set()  # not parsed: running it reports the error
+        if duckdb.StatementType.TRANSACTION in kinds:
+            # a COMMIT or ROLLBACK here would end the call's own transaction: its earlier writes
+            # kept (or undone) whatever the call does next, and the layout no longer the data's
+            raise StateError("a sql statement may not begin, commit or roll back a transaction "
+                             "(a call is all or nothing)")
         self._size_known = None  # the statement may write anything: measure again
         for path in list(self.collections):  # ... to any table: none is pristine after
             coll = self.collection(path)
