@@ -114,3 +114,53 @@ def test_an_update_matching_nothing_refuses_a_field_name_duckdb_cannot_hold(kind
         assert s.update("log", {"a": 99}, {"fine": 1}) == []  # nothing matched: no refusal of values
     finally:
         s.close()
+
+
+def test_a_value_edited_after_its_put_reaches_neither_the_state_nor_another_sample():
+    """A put collection's table is made at first use (from a shared table keyed by the value's
+    text): the caller's later edits must not reach it, nor another state loading that text."""
+    a = StateDB({"log": [], "n": 1}, allow_sql=False)
+    b = StateDB({"log": [], "n": 1}, allow_sql=False)
+    try:
+        mine = [{"who": "review-put-original"}]
+        with a.transaction():
+            a.put("log", mine)
+        mine[0]["who"] = "edited after the put"
+        mine.append({"who": "appended after the put"})
+        assert a.select("log") == a.get("log") == [{"who": "review-put-original"}]
+        assert a.export()["log"] == [{"who": "review-put-original"}]
+        with b.transaction():
+            b.put("log", [{"who": "review-put-original"}])
+        assert b.select("log") == [{"who": "review-put-original"}]
+    finally:
+        a.close(), b.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_scalar_holding_a_lone_surrogate_is_refused_when_set_as_when_loaded(kind):
+    s = state_of({"log": [], "note": "ok"}, kind)
+    try:
+        with pytest.raises(StateError, match="'note' holds text that is not valid UTF-8"):
+            with s.transaction():
+                s.set_scalar("note", "x" + LONE)
+        with pytest.raises(StateError, match="not valid UTF-8"):
+            s.set_scalar("fresh", {"k": [LONE]})
+        assert s.export() == {"log": [], "note": "ok"}
+        if kind == {}:  # raw SQL puts the scalars in a table: it still runs
+            assert s.sql("SELECT 1 AS a") == [{"a": 1}]
+    finally:
+        s.close()
+
+
+def test_a_shared_table_holds_the_content_its_key_names_whatever_a_caller_edits():
+    """A scenario table is shared by its JSON text as loaded: a document edited by its caller
+    after the load (before the first read) must not put other content under that text."""
+    doc = {"log": [{"who": "review-shared-original"}]}
+    c = StateDB(doc, allow_sql=False)
+    d = StateDB({"log": [{"who": "review-shared-original"}]}, allow_sql=False)
+    try:
+        doc["log"][0]["who"] = "edited by the caller"
+        c.select("log")  # the shared table is built now
+        assert d.select("log") == [{"who": "review-shared-original"}]
+    finally:
+        c.close(), d.close()

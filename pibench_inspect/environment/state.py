@@ -34,7 +34,7 @@ from .duck import drop_catalog, open_private_catalog, open_sandboxed, q, shared_
 from .filters import order_sql, where_sql
 from .limits import DEFAULT_LIMITS, CallOverran, EffectLimits
 from .mapping import (Collection, StateError, classify, clean, column_name, create_params, create_sql, describe,
-                      filter_ok, fits, param, records, storable, text_ok, value_type)
+                      filter_ok, fits, param, records, storable, text_ok, utf8, value_type)
 from .seed import cached_read, keep_read, read_key, seed_catalog, shared_table
 from .transactions import Transactions
 
@@ -268,6 +268,9 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
     # ------------------------------------------------------------------ writing
 
     def set_scalar(self, key: str, value: Any) -> None:
+        if not (utf8(key) and text_ok(value)):  # as at load: raw SQL's `_scalars` table could not take it
+            raise StateError(f"{key.encode('utf-8', 'backslashreplace').decode()!r} holds text that is not "
+                             "valid UTF-8 (a lone surrogate)")
         if key not in self._scalars:
             self.layout.append((key, "scalar"))
         self._scalars[key] = text = json.dumps(value)
