@@ -164,3 +164,44 @@ def test_a_shared_table_holds_the_content_its_key_names_whatever_a_caller_edits(
         assert d.select("log") == [{"who": "review-shared-original"}]
     finally:
         c.close(), d.close()
+
+
+def test_the_state_is_readable_after_a_call_that_overran(monkeypatch):
+    """After a call ran past its deadline (or a cancelled sample's call was stopped), the solver
+    still saves the sample's final state and checks read it: only the overran call is refused."""
+    scenario, domain = load_set(MINI).resolve("MINI_001_REFUND_OK")
+    state = StateDB(domain_document(domain, scenario), allow_sql=False, seed=domain.seed_state,
+                    limits=domain.config.limits)
+    try:
+        execute(domain.tool_index["escalate"], state, {"order_id": "O-1", "reason": "first"})
+        monkeypatch.setattr(state, "check_size", state.interrupt)
+        with pytest.raises(ToolCallError, match="ran over"):
+            execute(domain.tool_index["escalate"], state, {"order_id": "O-1", "reason": "second"})
+        monkeypatch.undo()
+        changed = json.loads(state.export_changes_text())["changed"]
+        assert [r["reason"] for r in changed["escalations"]] == ["first"]
+        assert [r["reason"] for r in state.select("escalations")] == ["first"]
+    finally:
+        state.close()
+
+
+def test_the_size_bound_holds_after_a_call_that_measured_its_changes_and_failed():
+    from pibench_inspect.environment.limits import CallOverran, EffectLimits, StateTooLarge
+
+    s = StateDB({"log": [], "n": 0}, allow_sql=False, limits=EffectLimits(state_mb=0.01))  # 10 KB
+    try:
+        with s.bounded(5), s.transaction():
+            s.insert("log", {"x": "a" * 8000})
+            s.check_size()
+        with pytest.raises(CallOverran):
+            with s.bounded(5), s.transaction():
+                s.put("log", [])
+                s.check_size()  # measured: the state as this call would leave it (small)
+                s.interrupt()  # ... which then fails
+        with pytest.raises(StateTooLarge):
+            with s.bounded(5), s.transaction():
+                s.insert("log", {"x": "b" * 3000})  # 11 KB in all
+                s.check_size()
+        assert s.export() == {"log": [{"x": "a" * 8000}], "n": 0}
+    finally:
+        s.close()

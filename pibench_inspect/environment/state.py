@@ -87,8 +87,10 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
 
     @property
     def conn(self) -> duckdb.DuckDBPyConnection:
-        if self._overran:
-            raise CallOverran()  # the call's deadline passed: no further statement runs
+        if self._overran and self._call is not None:
+            # the call's deadline passed: no further statement of it runs. Only while it is in
+            # flight: the state is read after it (the sample's final state, a check, the next call)
+            raise CallOverran()
         if self._conn is None or self._closed:
             raise StateError("this state is closed")
         return self._conn

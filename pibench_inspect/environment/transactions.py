@@ -31,6 +31,8 @@ class Transactions:
     _dirty: set[str]
     _reads_only: bool
     _tx: str | None
+    _size_known: int | None
+    _growth: int
 
     # StateDB provides `conn` (the connection, refused once the call overran)
 
@@ -68,6 +70,9 @@ class Transactions:
         kept = [(c, c.columns, c.physical, c.source, c.end) for c in self.collections.values()]
         saved = (dict(self.collections), _copy_layout(self.layout), set(self._tables), dict(self._pristine),
                  dict(self._scalars), set(self._dirty), dict(self._unbuilt))
+        # the stored size as measured: a call may measure it with its changes (check_size) and
+        # still fail at its COMMIT; the bound must then be of the state as it is again
+        sizes = (self._size_known, self._growth)
         self._tx = "wanted"
         try:
             yield
@@ -90,6 +95,7 @@ class Transactions:
                 c.columns, c.physical, c.source, c.end = columns, physical, source, end
             (self.collections, self.layout, self._tables, self._pristine, self._scalars, self._dirty,
              self._unbuilt) = saved
+            self._size_known, self._growth = sizes
             raise
         finally:
             self._tx = None
