@@ -85,7 +85,7 @@ class CallBounds:
         return not self._busy.locked()
 
     def check_deadline(self) -> None:
-        if self._overran:
+        if self._overran and self._call is not None:  # the overran call only (see StateDB.conn)
             raise CallOverran()
 
     def check_size(self) -> None:

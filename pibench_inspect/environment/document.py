@@ -8,6 +8,7 @@ A mixin of StateDB (environment/state.py), kept apart because it works on the do
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -96,6 +97,10 @@ class DocumentAccess:
         bad_key = _non_text_key(value)
         if bad_key is not None:  # JSON has text keys only; a handler's Python value may not
             raise StateError(f"{path!r}: the key {bad_key!r} is not text (a JSON object's keys are text)")
+        if value is not self._seed_value(parts):  # the seed's own value is frozen: read in place
+            # the state's own copy: the caller may edit its value after the put (a handler that
+            # goes on with it), and the state loads a collection's table lazily from the value
+            value = copy.deepcopy(value)
         level[idx] = (parts[-1], self._load(parts[-1], parts, value))
 
 

@@ -162,7 +162,10 @@ def shared_table(kind: str, value: Any, text: str) -> tuple[SharedCatalog, Colle
             _shared.clear()
             _current[:] = [SharedCatalog()]
         cat = _current[0]
-        rows = records(kind, value)
+        # built from the text its key names, not from `value`: a caller may edit its value after
+        # loading it (a handler's `put`), and a table built from the edited value under the old
+        # text's key would be read by every other state loading that text
+        rows = records(kind, json.loads(text))
         coll = describe("", kind, rows, checked=True)
         table = f"{q(cat.name)}.main.t{cat.count}"
         cat.count += 1

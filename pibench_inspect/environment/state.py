@@ -34,7 +34,7 @@ from .duck import drop_catalog, open_private_catalog, open_sandboxed, q, shared_
 from .filters import order_sql, where_sql
 from .limits import DEFAULT_LIMITS, CallOverran, EffectLimits
 from .mapping import (Collection, StateError, classify, clean, column_name, create_params, create_sql, describe,
-                      filter_ok, fits, param, records, storable, text_ok, value_type)
+                      filter_ok, fits, param, records, storable, text_ok, utf8, value_type)
 from .seed import cached_read, keep_read, read_key, seed_catalog, shared_table
 from .transactions import Transactions
 
@@ -87,8 +87,10 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
 
     @property
     def conn(self) -> duckdb.DuckDBPyConnection:
-        if self._overran:
-            raise CallOverran()  # the call's deadline passed: no further statement runs
+        if self._overran and self._call is not None:
+            # the call's deadline passed: no further statement of it runs. Only while it is in
+            # flight: the state is read after it (the sample's final state, a check, the next call)
+            raise CallOverran()
         if self._conn is None or self._closed:
             raise StateError("this state is closed")
         return self._conn
@@ -268,6 +270,9 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
     # ------------------------------------------------------------------ writing
 
     def set_scalar(self, key: str, value: Any) -> None:
+        if not (utf8(key) and text_ok(value)):  # as at load: raw SQL's `_scalars` table could not take it
+            raise StateError(f"{key.encode('utf-8', 'backslashreplace').decode()!r} holds text that is not "
+                             "valid UTF-8 (a lone surrogate)")
         if key not in self._scalars:
             self.layout.append((key, "scalar"))
         self._scalars[key] = text = json.dumps(value)
@@ -278,6 +283,10 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
         if not self.has(path):
             if "." in path:
                 raise StateError(f"no collection {path!r} in the state")
+            if any(k == path for k, _ in self.layout):
+                # a scalar or a namespace of that name: a collection beside it would be a second
+                # top-level key of the same name in the exported document
+                raise StateError(f"{path!r} is not a collection (a scalar or a namespace): cannot insert into it")
             if self._reads_only:
                 raise StateError(f"a read-only call cannot change {path!r}")
             self.layout.append((path, "collection"))
@@ -320,6 +329,8 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
         found = self._fetch(coll, sql, params, "_pos")
         if found:
             storable(path, None, values, coll.columns)
+        else:  # nothing is written, but `_reshape` still makes a column of every new field name
+            storable(path, None, dict.fromkeys(values), coll.columns)
         self._reshape(coll, values)
         sets = [f"{coll.col(n)} = " + ("?::JSON" if coll.columns[n] == "JSON" else "?") for n in values]
         args: list[Any] = [param(coll.columns[n], v) for n, v in values.items()]
@@ -346,6 +357,15 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
             raise StateError("this state was opened without raw SQL (allow_sql=False)")
         if self._reads_only:
             raise StateError("a read-only call cannot run raw SQL")
+        try:
+            kinds = {st.type for st in duckdb.extract_statements(query)}
+        except duckdb.Error:
+            kinds = set()  # not parsed: running it reports the error
+        if duckdb.StatementType.TRANSACTION in kinds:
+            # a COMMIT or ROLLBACK here would end the call's own transaction: its earlier writes
+            # kept (or undone) whatever the call does next, and the layout no longer the data's
+            raise StateError("a sql statement may not begin, commit or roll back a transaction "
+                             "(a call is all or nothing)")
         self._size_known = None  # the statement may write anything: measure again
         for path in list(self.collections):  # ... to any table: none is pristine after
             coll = self.collection(path)

@@ -31,6 +31,8 @@ class Transactions:
     _dirty: set[str]
     _reads_only: bool
     _tx: str | None
+    _size_known: int | None
+    _growth: int
 
     # StateDB provides `conn` (the connection, refused once the call overran)
 
@@ -68,22 +70,32 @@ class Transactions:
         kept = [(c, c.columns, c.physical, c.source, c.end) for c in self.collections.values()]
         saved = (dict(self.collections), _copy_layout(self.layout), set(self._tables), dict(self._pristine),
                  dict(self._scalars), set(self._dirty), dict(self._unbuilt))
+        # the stored size as measured: a call may measure it with its changes (check_size) and
+        # still fail at its COMMIT; the bound must then be of the state as it is again
+        sizes = (self._size_known, self._growth)
         self._tx = "wanted"
         try:
             yield
+            if self._tx == "open":
+                # COMMIT inside the try: the deadline may pass after the call's last statement
+                # (`conn` then refuses) or the COMMIT itself may fail; the call must then roll
+                # back like any failure, never leave the transaction open with the layout of a
+                # committed call (the next call's BEGIN failed, and its ROLLBACK undid this one)
+                self.conn.execute("COMMIT")
+                self._tx = None
         except BaseException:
             if self._tx == "open":
                 self._tx = None
                 assert self._conn is not None  # the connection itself: `conn` refuses once overran
-                self._conn.execute("ROLLBACK")
+                try:
+                    self._conn.execute("ROLLBACK")
+                except duckdb.TransactionException:
+                    pass  # a COMMIT that failed has ended it already: restore the layout all the same
             for c, columns, physical, source, end in kept:
                 c.columns, c.physical, c.source, c.end = columns, physical, source, end
             (self.collections, self.layout, self._tables, self._pristine, self._scalars, self._dirty,
              self._unbuilt) = saved
+            self._size_known, self._growth = sizes
             raise
-        else:
-            if self._tx == "open":
-                self._tx = None
-                self.conn.execute("COMMIT")
         finally:
             self._tx = None
