@@ -36,7 +36,7 @@ from .limits import DEFAULT_LIMITS, CallOverran, EffectLimits
 from .mapping import (Collection, StateError, classify, clean, column_name, create_params, create_sql, describe,
                       filter_ok, fits, param, records, storable, text_ok, utf8, value_type)
 from .seed import cached_read, keep_read, read_key, seed_catalog, shared_table
-from .transactions import Transactions
+from .transactions import Transactions, refuse_transaction_statements
 
 __all__ = ["StateDB", "StateError", "open_sandboxed"]
 SCALARS = "_scalars"
@@ -357,15 +357,7 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
             raise StateError("this state was opened without raw SQL (allow_sql=False)")
         if self._reads_only:
             raise StateError("a read-only call cannot run raw SQL")
-        try:
-            kinds = {st.type for st in duckdb.extract_statements(query)}
-        except duckdb.Error:
-            kinds = set()  # not parsed: running it reports the error
-        if duckdb.StatementType.TRANSACTION in kinds:
-            # a COMMIT or ROLLBACK here would end the call's own transaction: its earlier writes
-            # kept (or undone) whatever the call does next, and the layout no longer the data's
-            raise StateError("a sql statement may not begin, commit or roll back a transaction "
-                             "(a call is all or nothing)")
+        refuse_transaction_statements(query)
         self._size_known = None  # the statement may write anything: measure again
         for path in list(self.collections):  # ... to any table: none is pristine after
             coll = self.collection(path)

@@ -99,3 +99,16 @@ class Transactions:
             raise
         finally:
             self._tx = None
+
+
+def refuse_transaction_statements(query: str) -> None:
+    """Raw SQL (a domain's `sql` step) may not BEGIN, COMMIT or ROLLBACK: that would end the
+    call's own transaction, keeping (or undoing) its earlier writes whatever the call does next,
+    with the layout no longer the data's."""
+    try:
+        kinds = {st.type for st in duckdb.extract_statements(query)}
+    except duckdb.Error:
+        kinds = set()  # not parsed: running it reports the error
+    if duckdb.StatementType.TRANSACTION in kinds:
+        raise StateError("a sql statement may not begin, commit or roll back a transaction "
+                         "(a call is all or nothing)")
