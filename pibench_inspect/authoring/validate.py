@@ -151,17 +151,19 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
     seen: set[Path] = set()
     entries = chosen(scenario_set, only)
     found: list[tuple[str, list[str]]] = []  # (scenario id, its static problems), in set order
+    sound: list[Entry] = []  # the statically valid ones: their gates are played
     for entry in entries:
         if entry.domain.original_layout:
             continue
         if entry.domain.path not in seen:
             seen.add(entry.domain.path)
             found.append(("", domain_problems(entry.domain)))
-        found.append((entry.scenario.scenario_id, scenario_problems(entry)))
-    played: dict[str, list[str]] = {}
-    if gates:  # the gates of the statically valid scenarios (they take a while: progress)
-        sound = [e for e in entries if not e.domain.original_layout and not dict(found).get(e.scenario.scenario_id)]
-        played = gate_problems_of(sound, jobs, tally, progress)
+        static = scenario_problems(entry)
+        found.append((entry.scenario.scenario_id, static))
+        if not static:
+            sound.append(entry)
+    # the gates take a while: progress
+    played = gate_problems_of(sound, jobs, tally, progress) if gates else {}
     for sid, static in found:
         problems += static + played.get(sid, [])
     if gates:

@@ -85,7 +85,9 @@ class CallBounds:
         return not self._busy.locked()
 
     def check_deadline(self) -> None:
-        if self._overran and self._call is not None:  # the overran call only (see StateDB.conn)
+        """CallOverran once the call in flight ran past its deadline. Only while it is in flight:
+        the state is read after it (the sample's final state, a check, the next call)."""
+        if self._overran and self._call is not None:
             raise CallOverran()
 
     def check_size(self) -> None:

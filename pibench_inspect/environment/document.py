@@ -103,7 +103,6 @@ class DocumentAccess:
             value = copy.deepcopy(value)
         level[idx] = (parts[-1], self._load(parts[-1], parts, value))
 
-
     # ------------------------------------------------------------------ export
 
     def export(self) -> dict[str, Any]:

@@ -24,8 +24,8 @@ from referencing import Registry
 
 from ..domain.catalog import STEP_KEYS, Fail, Insert, Let, Select, Sql, ToolSpec, Update, Verify, handler_problem
 from .limits import PATTERN_SECONDS, CallOverran, StateTooLarge
+from .mapping import printable, text_ok, utf8
 from .once import PerObject
-from .mapping import text_ok, utf8
 from .state import StateDB, StateError
 from .templates import TemplateError, condition, render
 
@@ -374,7 +374,7 @@ def refuse_unstorable(tool: str, arguments: dict[str, Any]) -> None:
     naming them, before any step runs: the same answer whatever the steps would do with it."""
     bad = unstorable_arguments(arguments)
     if bad:
-        names = ", ".join(repr(k.encode("utf-8", "backslashreplace").decode()) for k in bad)
+        names = ", ".join(repr(printable(k)) for k in bad)
         raise ToolCallError(f"{tool} failed: argument {names} holds text that is not valid UTF-8 "
                             "(a lone surrogate); the state cannot store or search for it")
 

@@ -81,6 +81,11 @@ def utf8(text: str) -> bool:
     return True
 
 
+def printable(text: str) -> str:
+    """Text as a message can show it: a lone surrogate as its escape (`\\ud800`)."""
+    return text.encode("utf-8", "backslashreplace").decode()
+
+
 def text_ok(v: Any) -> bool:
     """No lone surrogate anywhere in `v` (keys included): DuckDB takes text as UTF-8 only."""
     if isinstance(v, str):

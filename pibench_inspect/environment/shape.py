@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mapping import utf8
+from .mapping import printable, utf8
 
 
 def _is_namespace(value: Any) -> bool:
@@ -71,7 +71,7 @@ def unstorable_text(value: Any, where: str) -> list[str]:
             for k, x in v.items():
                 if not utf8(k):
                     out.append(f"{path or '(top level)'}: a key is not valid UTF-8 (a lone surrogate); the state cannot store it")
-                name = k.encode("utf-8", "backslashreplace").decode()
+                name = printable(k)
                 walk(x, f"{path}.{name}" if path else name)
         elif isinstance(v, list):
             for i, x in enumerate(v):

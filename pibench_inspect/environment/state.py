@@ -32,9 +32,9 @@ from .bounds import CallBounds
 from .document import DocumentAccess
 from .duck import drop_catalog, open_private_catalog, open_sandboxed, q, shared_instance
 from .filters import order_sql, where_sql
-from .limits import DEFAULT_LIMITS, CallOverran, EffectLimits
+from .limits import DEFAULT_LIMITS, EffectLimits
 from .mapping import (Collection, StateError, classify, clean, column_name, create_params, create_sql, describe,
-                      filter_ok, fits, param, records, storable, text_ok, utf8, value_type)
+                      filter_ok, fits, param, printable, records, storable, text_ok, utf8, value_type)
 from .seed import cached_read, keep_read, read_key, seed_catalog, shared_table
 from .transactions import Transactions, refuse_transaction_statements
 
@@ -87,10 +87,7 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
 
     @property
     def conn(self) -> duckdb.DuckDBPyConnection:
-        if self._overran and self._call is not None:
-            # the call's deadline passed: no further statement of it runs. Only while it is in
-            # flight: the state is read after it (the sample's final state, a check, the next call)
-            raise CallOverran()
+        self.check_deadline()  # the call's deadline passed: no further statement of it runs
         if self._conn is None or self._closed:
             raise StateError("this state is closed")
         return self._conn
@@ -271,7 +268,7 @@ class StateDB(Transactions, DocumentAccess, CallBounds):
 
     def set_scalar(self, key: str, value: Any) -> None:
         if not (utf8(key) and text_ok(value)):  # as at load: raw SQL's `_scalars` table could not take it
-            raise StateError(f"{key.encode('utf-8', 'backslashreplace').decode()!r} holds text that is not "
+            raise StateError(f"{printable(key)!r} holds text that is not "
                              "valid UTF-8 (a lone surrogate)")
         if key not in self._scalars:
             self.layout.append((key, "scalar"))

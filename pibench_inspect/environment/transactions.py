@@ -82,7 +82,6 @@ class Transactions:
                 # back like any failure, never leave the transaction open with the layout of a
                 # committed call (the next call's BEGIN failed, and its ROLLBACK undid this one)
                 self.conn.execute("COMMIT")
-                self._tx = None
         except BaseException:
             if self._tx == "open":
                 self._tx = None
