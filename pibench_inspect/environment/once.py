@@ -28,3 +28,10 @@ class PerObject(Generic[T]):
             self._entries.clear()  # rare (a server reloading domains): start over, stay bounded
         self._entries[id(obj)] = (obj, value)
         return value
+
+    def forget(self, obj: Any) -> None:
+        """Drop `obj`'s entry (made again on next use)."""
+        self._entries.pop(id(obj), None)
+
+    def clear(self) -> None:
+        self._entries.clear()

@@ -23,7 +23,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from .duck import LOCK, attach_catalog, drop_catalog, q, shared_instance
+from .duck import LOCK, attach_catalog, drop_catalog, q, release_at_exit, shared_instance
 from .mapping import Collection, classify, create_params, create_sql, describe, records
 from .once import PerObject
 
@@ -108,7 +108,7 @@ def seed_catalog(seed: dict[str, Any]) -> SeedCatalog:
     """The seed's catalog in this process's shared instance, built on first use."""
     cat = _catalogs(seed)
     if cat.pid != os.getpid():  # a forked child: the parent's instance is not ours
-        _catalogs._entries.pop(id(seed), None)
+        _catalogs.forget(seed)
         cat = _catalogs(seed)
     return cat
 
@@ -183,6 +183,16 @@ def shared_table(kind: str, value: Any, text: str) -> tuple[SharedCatalog, Colle
 # decodes fresh dicts. Bounded in entries and in the rows an entry may hold.
 MAX_READS, MAX_READ_ROWS = 8192, 512
 _reads: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+
+
+def _release() -> None:
+    _catalogs.clear()
+    _shared.clear()
+    _current.clear()
+    _reads.clear()
+
+
+release_at_exit(_release)
 
 
 def read_key(sql: str, params: list[Any]) -> tuple[Any, ...] | None:
