@@ -37,27 +37,30 @@ logger = logging.getLogger(__name__)
 
 def sample_for(entry: Entry, ablation: str | None = None) -> Sample:
     s = entry.scenario
+    metadata = {
+        "domain": entry.domain.name,
+        "label": s.expected,
+        "column": s.primary,
+        # a family's variants are not independent: intervals cluster by family, and the
+        # robustness metrics compare the envelopes of one case (family + combo)
+        "family": s.family,
+        "combo": s.meta.combo,
+        "envelope": s.meta.envelope,
+        "ablation": ablation,
+        "subskills": tuple(s.leaderboard.subskills) if s.leaderboard else (),
+        "stressors": tuple(s.leaderboard.stressors) if s.leaderboard else (),
+        "policy_version": s.policy_context.policy_version,
+        "scenario_file": str(entry.path),
+    }
+    # Why this shape: Inspect copies a sample's metadata for every epoch and keeps the copy, and
+    # a summary of it, until the run ends. Unset keys are left out (readers `.get` them), lists
+    # are tuples (a deep copy shares them), and the author's notes are in the score's record
+    # (scoring/record.py), which the log keeps once, not in every copy Inspect holds.
     return Sample(
         id=s.scenario_id,
         input=s.user_simulation.initial_user_message,
         target=s.expected,
-        metadata={
-            "domain": entry.domain.name,
-            "label": s.expected,
-            "column": s.primary,
-            # a family's variants are not independent: intervals cluster by family, and the
-            # robustness metrics compare the envelopes of one case (family + combo)
-            "family": s.family,
-            "combo": s.meta.combo,
-            "envelope": s.meta.envelope,
-            "ablation": ablation,
-            "subskills": s.leaderboard.subskills if s.leaderboard else [],
-            "stressors": s.leaderboard.stressors if s.leaderboard else [],
-            "policy_version": s.policy_context.policy_version,
-            "scenario_file": str(entry.path),
-            # for whoever reads the log; the agent and the simulated user never see metadata
-            "notes": s.meta.notes or None,
-        },
+        metadata={k: v for k, v in metadata.items() if v is not None},
     )
 
 

@@ -115,11 +115,20 @@ def run_eval(task, **kwargs):
     return logs[0]
 
 
+def full_score(sample):
+    """The sample's pibench Score with its full record as metadata (the record a log keeps in the
+    scorer's info event, read back by the public `score_record`; the Score itself is slim)."""
+    from pibench_inspect.scoring.record import score_record
+
+    return sample.scores["pibench_scorer"].model_copy(update={"metadata": score_record(sample)})
+
+
 def sample_scores(log) -> dict[str, "object"]:
-    """scenario id -> the pibench Score of each sample (first epoch)."""
+    """scenario id -> the pibench Score of each sample (first epoch), with its full record."""
     out = {}
     for s in log.samples or []:
-        out.setdefault(str(s.id), s.scores["pibench_scorer"])
+        if str(s.id) not in out:
+            out[str(s.id)] = full_score(s)
     return out
 
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from inspect_ai._util.error import PrerequisiteError
 from a2a_helpers import free_port, recording, serve
-from conftest import MINI, run_eval, sample_scores, shipped
+from conftest import MINI, run_eval, sample_scores, shipped, full_score
 from inspect_ai.log import InfoEvent
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from starlette.applications import Starlette
@@ -185,7 +185,7 @@ def test_a_user_server_that_answers_badly_ends_the_sample_cleanly(app, expected)
     value, _, termination, users, error = conversation(log)
     assert expected in error and termination == "user_error" and users == []
     assert value["all_passed"] == 0.0  # an abnormal termination scores 0, as in the original
-    score = log.samples[0].scores["pibench_scorer"]
+    score = full_score(log.samples[0])
     assert score.metadata["user_error"] == error and f"user error: {error}" in score.explanation
     info = [e.data for e in log.samples[0].events if isinstance(e, InfoEvent)]
     assert {"user error": error} in info

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.model import get_model
 
-from conftest import MINI, mini_copies, mini_scenario, mock_outputs, run_eval, sample_scores
+from conftest import MINI, mini_copies, mini_scenario, mock_outputs, run_eval, sample_scores, full_score
 from pibench_inspect.analysis import final_state
 from pibench_inspect.checks.trace import build_trace
 from pibench_inspect.conversation.solver import STATE_CHANGES, TERMINATION, USER_MODEL
@@ -92,13 +92,13 @@ def test_isolation_with_many_concurrent_samples(tmp_path):
         assert final["marker"] == {"owner": s.id}
         assert len(final["refunds"]) == 1 and len(final["decisions"]) == 1
         assert final["_id_counter"] == 2
-        assert s.scores["pibench_scorer"].value["all_passed"] == 1.0
+        assert full_score(s).value["all_passed"] == 1.0
 
 
 def test_step_limit_still_scores_with_a_snapshot():
     log = run_eval(mini(agent="oracle", scenarios="MINI_001_REFUND_OK", max_steps=3))
     sample = log.samples[0]
-    sc = sample.scores["pibench_scorer"]
+    sc = full_score(sample)
     assert sc.metadata["termination"] == "max_steps"
     assert final_state(log, sample)["orders"]["O-1"]["status"] == "delivered"  # refund never reached
     assert sc.value["all_passed"] == 0.0
@@ -109,7 +109,7 @@ def test_inspect_limit_still_scores_with_a_snapshot():
     sample = log.samples[0]
     assert sample.store[TERMINATION] == "limit"
     assert STATE_CHANGES in sample.store
-    sc = sample.scores["pibench_scorer"]
+    sc = full_score(sample)
     assert sc.value["all_passed"] == 0.0 and sc.metadata["termination"] == "limit"
 
 
@@ -173,7 +173,7 @@ def test_hard_gate_blocks_forbidden_tools():
     assert blocked and "not permitted by policy" in blocked[0].error.message
     assert blocked[0].error.type == "permission"  # the structure the checks recognise a blocked call by
     assert [e.name for e in build_trace(sample.messages).entries if e.blocked] == [blocked[0].function]
-    assert flag_of(sample.scores["pibench_scorer"].value, "AT_r") is True
+    assert flag_of(full_score(sample).value, "AT_r") is True
 
 
 def test_epochs_give_repeatability_and_pass_k():
@@ -182,7 +182,7 @@ def test_epochs_give_repeatability_and_pass_k():
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
     assert metrics["repeatability/pass^(k=2)"] == 1.0 and metrics["repeatability/policy_pass_all"] == 1.0
     assert metrics["compliance_rate"] == 1.0
-    assert set(log.samples[0].scores["pibench_scorer"].value) == {
+    assert set(full_score(log.samples[0]).value) == {
         "all_passed", "partial_credit", "violation", "under_refusal", "over_refusal", "escalation_correct",
         "forbidden_attempt"}
 
@@ -214,14 +214,16 @@ def test_every_partys_turn_is_in_the_transcript():
     # around it (the spans of model parties: test_llm_user_role_stop_glued_to_a_sentence)
     spans = {(e.name, e.type) for e in events if e.event == "span_begin"}
     assert ("user", "agent") not in spans and ("agent", "agent") not in spans
-    # the messages the agent saw never carry the author's notes; the sample metadata does
-    assert "SECRET-NOTE" in log.samples[0].metadata["notes"]
+    # the messages the agent saw never carry the author's notes; the score's record does, once
+    # (not the sample metadata, which Inspect copies for every epoch and keeps to the end)
+    assert "SECRET-NOTE" in full_score(log.samples[0]).metadata["notes"]
+    assert "notes" not in log.samples[0].metadata
     assert not any("SECRET-NOTE" in m.text for m in log.samples[0].messages)
 
 
 def test_a_failed_sample_explained_at_a_glance():
     log = run_eval(mini(agent="pushover"), sample_id="MINI_002_FINAL_SALE")
-    sc = log.samples[0].scores["pibench_scorer"]
+    sc = full_score(log.samples[0])
     md = sc.metadata
     assert isinstance(md["checks"], dict) and md["checks"]["E2"]["type"] == "tool_not_called"
     assert md["checks"]["E6"]["passed"] is False

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from inspect_ai.log import read_eval_log, write_eval_log
 
-from conftest import ROOT, registered, run_eval
+from conftest import ROOT, registered, run_eval, full_score
 from pibench_inspect.analysis import final_state
 from pibench_inspect.cli import main
 from pibench_inspect.conversation.keys import STATE_CHANGES
@@ -64,7 +64,7 @@ def test_a_diff_holds_only_what_changed():
 
 def _rescore(path: Path, out: Path) -> dict:
     assert main(["rescore", str(path), "--out", str(out)]) == 0
-    return {(s.id, s.epoch): s.scores["pibench_scorer"] for s in read_eval_log(str(out)).samples}
+    return {(s.id, s.epoch): full_score(s) for s in read_eval_log(str(out)).samples}
 
 
 @pytest.mark.parametrize("fixture", [OLD_MINI, OLD_SHIPPED], ids=["mini", "shipped"])
@@ -78,12 +78,12 @@ def test_old_logs_still_give_their_final_state_rescore_and_render(fixture, tmp_p
         assert list(state) == changes["keys"]
         for key, value in changes["changed"].items():
             assert state[key] == value
-    logged = {(s.id, s.epoch): s.scores["pibench_scorer"] for s in log.samples}
+    logged = {(s.id, s.epoch): full_score(s) for s in log.samples}
     again = _rescore(fixture, tmp_path / "rescored.eval")
     assert again.keys() == logged.keys()
     for k, sc in again.items():
         assert sc.value == logged[k].value
-        # a passed sample's changes are its store's, no longer repeated in the score (format 2)
+        # a passed sample's changes are its store's, no longer repeated in the record (format 2 on)
         assert sc.value["all_passed"] == 1.0 and "state_changes" not in sc.metadata and logged[k].metadata["state_changes"]
     rescored = read_eval_log(str(tmp_path / "rescored.eval"))
     assert [final_state(rescored, s) for s in rescored.samples] == [final_state(log, s) for s in log.samples]
@@ -122,7 +122,8 @@ def test_a_new_keyless_log_stores_a_diff_and_names_the_policy(mini_source, tmp_p
         system = s.messages[0].text
         assert policy not in system and shared["sha256"] in system and "</policy>" in system
         # per-turn info events are short (no attachment each); the whole text is the message
-        infos = [e for e in s.events if e.event == "info"]
+        # (the score's record is one info event of the scoring span: scoring/record.py)
+        infos = [e for e in s.events if e.event == "info" and e.source != "pibench_scorer"]
         assert infos and all(len(str(e.data)) <= 100 for e in infos)
 
 
@@ -150,17 +151,24 @@ def test_the_frozen_seed_and_its_plain_copy_are_the_same_value():
     assert diff_value(freeze({"n": 1}), {"n": 1.0}) == {"d": {"n": {"=": 1.0}}}
 
 def test_a_new_score_is_compact_and_reads_as_an_old_one(mini_source, tmp_path):
-    """Score metadata format 2: each check holds its type, verdict and detail only (no repeated
-    outcome id, status, tier, empty evidence or the scenario's notes), and nothing the value or
-    the checks give is repeated. Every reader goes through check_list / the value, so the
-    report rows of the new log and of the old fixture (the same plays) are the same."""
+    """Score format 3: the Score Inspect keeps holds only what the metrics read and its record's
+    ref; the record (one info event of the scoring span) keeps each check with its type, verdict
+    and detail only (no repeated outcome id, status, tier, empty evidence or the scenario's
+    notes), and nothing the value or the checks give is repeated. Every reader goes through
+    score_record / check_list / the value, so the report rows of the new log and of the old
+    fixture (the same plays) are the same."""
     from pibench_inspect.analysis import checks, samples
-    from pibench_inspect.scoring.explain import SCORE_FORMAT
+    from pibench_inspect.scoring.record import RECORD_SOURCE, SCORE_FORMAT, score_record
 
     log = run_eval(registered(source=str(mini_source), agent="oracle", user="scripted"), log_dir=str(tmp_path))
     for s in log.samples:
-        md = s.scores["pibench_scorer"].metadata
-        assert md["format"] == SCORE_FORMAT == 2
+        slim = s.scores["pibench_scorer"].metadata
+        assert slim["format"] == SCORE_FORMAT == 3
+        assert set(slim) <= {"format", "ref", "termination", "semantic_score", "malformed_calls"}, slim
+        (event,) = [e for e in s.events if e.event == "info" and e.source == RECORD_SOURCE]
+        assert event.data["ref"] == slim["ref"]
+        md = score_record(s)
+        assert md["checks"] and md["tool_calls"] and md["termination"] == slim["termination"]
         assert not {"all_passed", "partial_credit", "event_flags", "dimensions", "label", "column", "domain"} & set(md)
         assert {"label", "column", "domain"} <= set(s.metadata)  # the sample's own
         # passed: its state changes are the store's alone (a failed sample's: test_a_failed_sample_explained_at_a_glance)
@@ -196,3 +204,16 @@ def test_check_list_fills_a_compact_record_and_keeps_a_full_one():
     # a log before format 2: records in full, keyed or listed, read as they were written
     assert check_list({f"k{i}": r.as_dict() for i, r in enumerate(full)}) == [r.as_dict() for r in full]
     assert check_list([r.as_dict() for r in full]) == [r.as_dict() for r in full]
+
+
+def test_a_score_record_whose_event_is_gone_says_so(mini_source, tmp_path):
+    """A format 3 log rewritten without its events still gives the slim metadata, marked."""
+    from pibench_inspect.scoring.record import score_record
+
+    log = run_eval(registered(source=str(mini_source), scenarios="MINI_001_REFUND_OK", agent="oracle",
+                              user="scripted"), log_dir=str(tmp_path))
+    s = log.samples[0]
+    assert score_record(s)["checks"] and "record_missing" not in score_record(s)
+    bare = s.model_copy(update={"events": []})
+    md = score_record(bare)
+    assert md["record_missing"] is True and md["termination"] == "user_stop" and "checks" not in md

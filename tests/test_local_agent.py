@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import MINI, run_eval, sample_scores
+from conftest import MINI, run_eval, sample_scores, full_score
 from pibench_inspect.conversation.solver import AGENT_ERROR, TERMINATION
 from pibench_inspect.local import AgentProtocol
 from conftest import registered
@@ -68,7 +68,7 @@ def test_malformed_agent_is_a_recorded_error_not_a_crash(ref, reason):
     assert log.status == "success"
     for s in log.samples:
         assert s.store[TERMINATION] == "agent_error" and reason in s.store[AGENT_ERROR]
-        assert s.scores["pibench_scorer"].value["all_passed"] == 0.0
+        assert full_score(s).value["all_passed"] == 0.0
 
 
 class Stopper(Broken):

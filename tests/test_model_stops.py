@@ -15,7 +15,7 @@ import sys
 import pytest
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from conftest import MINI, ROOT, mock_outputs, registered, run_eval
+from conftest import MINI, ROOT, mock_outputs, registered, run_eval, full_score
 from pibench_inspect.conversation.keys import STOP_DETAIL, TERMINATION, USER_ERROR
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -64,7 +64,7 @@ def test_the_agents_model_stop_ends_the_run_with_a_named_termination_and_is_scor
     assert sample.error is None and log.status == "success"
     assert sample.store[TERMINATION] == termination
     assert said in sample.store[STOP_DETAIL] and "mockllm/model" in sample.store[STOP_DETAIL]
-    score = sample.scores["pibench_scorer"]
+    score = full_score(sample)
     # scored on the state reached: the checks ran (the agent did nothing, so they fail)
     assert score.metadata["termination"] == termination and score.metadata["checks"]
     assert score.value["all_passed"] == 0.0 and score.metadata["reason"] is None
@@ -87,7 +87,7 @@ def test_the_user_simulators_model_stop_is_a_user_error_never_seen_by_the_agent(
     assert sample.error is None
     assert sample.store[TERMINATION] == "user_error"
     assert "user simulator's model mockllm/model overflowed" in sample.store[USER_ERROR]
-    score = sample.scores["pibench_scorer"]
+    score = full_score(sample)
     assert score.metadata["user_error"] == sample.store[USER_ERROR]
     # not the agent's doing: an abnormal end, no check counted against it
     assert score.metadata["reason"] == "abnormal_termination:user_error"
@@ -105,7 +105,7 @@ def test_the_judges_model_stop_is_a_judge_error_and_not_retried(output, said):
     grader = mock(output, *mock_outputs('{"answer": "YES", "reason": "polite"}'))
     log = run_eval(task(agent="oracle", user="scripted"), model_roles={"grader": grader})
     (sample,) = log.samples
-    score = sample.scores["pibench_scorer"]
+    score = full_score(sample)
     (check,) = [c for c in score.metadata["checks"].values() if c["type"] == "NL_JUDGE"]
     assert check["status"] == "judge_error" and check["passed"] is None and said in check["detail"]
     assert score.value["all_passed"] == 1.0  # the agent's score is untouched
@@ -173,4 +173,4 @@ def test_an_empty_reply_ends_as_agent_empty_on_every_agent_path():
         (sample,) = log.samples
         assert sample.error is None and sample.store[TERMINATION] == "agent_empty", sample.store
         assert "empty reply" in sample.store[STOP_DETAIL]
-        assert sample.scores["pibench_scorer"].metadata["checks"]  # scored on the state reached
+        assert full_score(sample).metadata["checks"]  # scored on the state reached

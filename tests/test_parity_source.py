@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import NO_SAMPLE, SAMPLE, run_eval, sample_scores
+from conftest import NO_SAMPLE, SAMPLE, run_eval, sample_scores, full_score
 from pibench_inspect.scenario.catalog import load_set
 from conftest import registered
 from pibench_inspect.authoring.validate import data_defects, validate_set
@@ -33,7 +33,7 @@ def test_oracle_derives_a_plan_and_passes_keylessly(domain):
     assert scores and all(sc.value["all_passed"] == 1.0 for sc in scores.values()), {k: v.explanation for k, v in scores.items()}
     for sample in log.samples:
         assert sample.messages[1].text == "Hi! How can I help you today?"  # parity opens with the greeting
-        assert sample.scores["pibench_scorer"].metadata["scoring"] == "parity"
+        assert full_score(sample).metadata["scoring"] == "parity"
 
 
 def test_baselines_fail_on_the_original_set():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from conftest import MINI, mock_outputs, registered, run_eval
+from conftest import MINI, mock_outputs, registered, run_eval, full_score
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import get_model
 
@@ -39,7 +39,7 @@ def outcome(sample) -> tuple:
     """What a run scored: the score value, the decision, and each check's outcome."""
     from pibench_inspect.scoring.explain import check_list
 
-    score = sample.scores["pibench_scorer"]
+    score = full_score(sample)
     checks = tuple((c["outcome_id"], c["passed"], c.get("status")) for c in check_list(score.metadata["checks"]))
     return score.value, score.answer, checks, score.metadata["termination"]
 
@@ -95,7 +95,7 @@ def test_play_as_the_agent_scores_as_the_same_moves_through_inspect_eval(tmp_pat
     same_moves = run_eval(registered(scenarios=SCENARIO, source=str(MINI), agent="model", user="scripted",
                                      judge="off"), model=model)
     assert outcome(played) == outcome(same_moves.samples[0])
-    assert played.scores["pibench_scorer"].value["all_passed"] == 1.0
+    assert full_score(played).value["all_passed"] == 1.0
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ import pytest
 
 from inspect_ai.log import read_eval_log
 
-from conftest import run_eval
+from conftest import run_eval, full_score
 from pibench_inspect.cli import main
 from pibench_inspect.scoring.explain import check_list
 from conftest import registered
@@ -17,13 +17,14 @@ from conftest import registered
 def test_changed_check_changes_the_rescored_result(mini_source, tmp_path, capsys):
     log = run_eval(registered(source=str(mini_source), scenarios="MINI_001_REFUND_OK", agent="oracle",
                                 user="scripted"), log_dir=str(tmp_path / "logs"))
-    before = log.samples[0].scores["pibench_scorer"]
+    before = full_score(log.samples[0])
     assert before.value["all_passed"] == 1.0
 
     # unchanged scenarios: the same result
     assert main(["rescore", str(log.location), "--out", str(tmp_path / "same.eval")]) == 0
-    same = read_eval_log(str(tmp_path / "same.eval")).samples[0].scores["pibench_scorer"]
+    same = full_score(read_eval_log(str(tmp_path / "same.eval")).samples[0])
     assert same.value == before.value and same.metadata["checks"] == before.metadata["checks"]
+    assert same.metadata["ref"] != before.metadata["ref"]  # the rescored record, not the first one
 
     # fix (here: change) a state check; the stored final state is scored against it
     path = mini_source / "scenarios" / "mini" / "mini_001_refund_ok.json"
@@ -34,7 +35,7 @@ def test_changed_check_changes_the_rescored_result(mini_source, tmp_path, capsys
     assert main(["rescore", str(log.location), "--out", str(new_path)]) == 0
     assert "compliance_rate 0.000" in capsys.readouterr().out
     new = read_eval_log(str(new_path))
-    sc = new.samples[0].scores["pibench_scorer"]
+    sc = full_score(new.samples[0])
     assert list(new.samples[0].scores) == ["pibench_scorer"]  # overwritten, not appended
     assert sc.value["all_passed"] == 0.0
     s1 = next(c for c in check_list(sc.metadata["checks"]) if c["outcome_id"] == "S1")
@@ -71,7 +72,7 @@ def test_the_task_passes_its_scenario_set_to_its_scorer_and_a_rebuilt_scorer_loa
     rebuilt = resolve_scorers(log)
     assert loads == [str(mini_source)]
     again = score(log, rebuilt, action="overwrite", display="none")
-    assert again.samples[0].scores["pibench_scorer"].value == log.samples[0].scores["pibench_scorer"].value
+    assert full_score(again.samples[0]).value == full_score(log.samples[0]).value
 
 
 @pytest.mark.slow
@@ -87,7 +88,7 @@ def test_rescore_changes_the_scoring_through_the_command(tmp_path):
 
     log = run_eval(registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="oracle", user="scripted",
                               judge="off", scoring="strict"), log_dir=str(tmp_path / "logs"))
-    assert log.samples[0].scores["pibench_scorer"].metadata["semantic_score"] is None
+    assert full_score(log.samples[0]).metadata["semantic_score"] is None
     pibench = str(Path(sys.executable).with_name("pibench"))
     for scoring, semantic in (("parity", 1.0), ("strict", None)):
         out = tmp_path / f"{scoring}.eval"
@@ -95,7 +96,7 @@ def test_rescore_changes_the_scoring_through_the_command(tmp_path):
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         new = read_eval_log(str(out))
-        score = new.samples[0].scores["pibench_scorer"]
+        score = full_score(new.samples[0])
         assert score.metadata["scoring"] == scoring and score.metadata["semantic_score"] == semantic
         assert ("semantic_score" in new.results.scores[0].metrics) == (semantic is not None)
         assert new.eval.metadata["pibench_rescored"]["scoring"] == scoring

@@ -208,10 +208,9 @@ def trailing_user_messages(messages: list[Any]) -> list[Any]:
     return [m for m in messages[last + 1:] if m.role == "user" and m.text.strip()]
 
 
-def check_lines(score: Any) -> list[str]:
+def check_lines(md: dict[str, Any]) -> list[str]:
     from ..scoring.explain import check_list
 
-    md = score.metadata or {}
     out = []
     for c in check_list(md.get("checks")):
         mark = {True: "PASS", False: "FAIL"}.get(c.get("passed"), "n/a ")
@@ -220,17 +219,19 @@ def check_lines(score: Any) -> list[str]:
 
 
 def result_text(sample: Any, scenario_id: str, label: str) -> str:
+    from ..scoring.record import score_record
+
     score = (sample.scores or {}).get("pibench_scorer")
     bar = "=" * 72
     if score is None:
         return f"{bar}\nThe session ended without a score: {sample.error.message if sample.error else 'no score'}"
-    md = score.metadata or {}
+    md = score_record(sample)
     value = score.value if isinstance(score.value, dict) else {}
     lines = [bar, f"Result of {scenario_id}", bar,
              f"decision: {score.answer} (via {md.get('decision_channel') or 'none'}); expected {label}",
              f"all checks passed: {'yes' if value.get('all_passed') else 'no'}; partial credit "
              f"{float(value.get('partial_credit', 0.0)):.2f}; the conversation ended: {md.get('termination')}",
-             "checks:", *check_lines(score)]
+             "checks:", *check_lines(md)]
     flags = [k for k, v in value.items() if k not in ("all_passed", "partial_credit") and v]
     if flags:
         lines.append("event flags: " + ", ".join(flags))

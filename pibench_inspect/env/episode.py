@@ -82,6 +82,7 @@ class _Ended:
     new: list[Any]
     state: Any
     score: Any
+    record: dict[str, Any]  # the score's full record (scoring/record.py)
 
 
 @dataclass
@@ -195,13 +196,12 @@ class PibenchEnv:
 
     async def _run(self, seed: int | None, out: "queue.Queue[Any]") -> None:
         from inspect_ai.model import ModelName
-        from inspect_ai.scorer import Target
         from inspect_ai.solver import TaskState
 
         from ..conversation.seats import seated
         from ..conversation.solver import conversation
         from ..task_args import TaskArgs
-        from ..scoring.scorer import _scorer
+        from ..scoring.scorer import sample_evaluator
         from ..task import sample_for
 
         try:
@@ -213,9 +213,9 @@ class PibenchEnv:
             config = TaskArgs(**self._config, user_seed=seed)
             with seated(self._seat):
                 state = await conversation(self._set.resolve, config)(state, None)  # type: ignore[arg-type]
-            score = await _scorer(self._set, "off", None)(state, Target(self.entry.scenario.expected))
+            score, record = await sample_evaluator(self._set, "off", None)(state)
             party = self._seat.agents[-1] if self._seat.agents else None
-            out.put(_Ended(party.unseen(state.messages) if party else list(state.messages), state, score))
+            out.put(_Ended(party.unseen(state.messages) if party else list(state.messages), state, score, record))
         except asyncio.CancelledError:  # reset() or close(): nobody waits for this episode
             raise
         except BaseException as err:  # noqa: BLE001  (handed to the caller, who raises it)
@@ -244,7 +244,7 @@ class PibenchEnv:
 
         score = ended.score
         value = score.value if isinstance(score.value, dict) else {}
-        md = score.metadata or {}
+        md = ended.record
         reward = 1.0 if value.get("all_passed") else 0.0
         info = {
             "score": value,

@@ -20,6 +20,7 @@ from inspect_ai.hooks import Hooks, RunEnd, SampleEnd, TaskStart, hooks
 
 from ..conversation.termination import AGENT_STOPS, ERRORS, Termination
 from .causes import sample_error_cause
+from ..scoring.record import score_record
 
 KINDS = (Termination.ERROR, *ERRORS)
 # a sample Inspect cancelled because the run stopped (the first error with fail_on_error): not
@@ -47,8 +48,7 @@ def sample_outcome(sample: Any) -> tuple[str, str] | None:
         if is_cancellation_message(sample.error.message):
             return CANCELLED, sample.error.message
         return Termination.ERROR, sample_error_cause(sample) or "unknown error"
-    score = (sample.scores or {}).get("pibench_scorer")
-    md = (score.metadata or {}) if score is not None else {}
+    md = score_record(sample)
     for kind in ERRORS:  # each also names its own metadata key (its message)
         if md.get("termination") == kind or md.get(kind):
             return kind, str(md.get(kind) or kind)

@@ -20,6 +20,7 @@ from .. import __version__
 from ..checks.evaluate import DIMENSIONS, dimension_of
 from ..conversation.seeds import derive_seed
 from ..scoring.explain import check_list
+from ..scoring.record import score_record
 from ..scoring.scorer import FLAGS, flag_of
 from .causes import sample_error_cause
 from .logs import LoadedLog
@@ -112,7 +113,7 @@ def seed_base(args: dict[str, Any]) -> int:
 def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, Any]:
     smeta = dict(sample.metadata or {})
     score = (sample.scores or {}).get(SCORER)
-    md = dict(score.metadata or {}) if score is not None else {}
+    md = score_record(sample, SCORER)
     sid = str(md.get("scenario_id") or sample.id)
     raw = scenario_json(smeta.get("scenario_file"))
     domain_name = md.get("domain") or smeta.get("domain")

@@ -1,7 +1,7 @@
 """A failed sample at a glance: what each failed check expected next to the closest thing the
 agent did, and what the agent changed in the state (a diff against the initial state).
 
-Everything here goes into the score metadata, which only people reading the log see.
+Everything here goes into the score's record (scoring/record.py), which only people reading the log see.
 """
 
 from __future__ import annotations
@@ -101,11 +101,10 @@ def state_diff(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
     return []
 
 
-SCORE_FORMAT = 2
-"""The score metadata's layout (`format` in it): 2 keeps each check compact (below) and leaves out
-what the score value or the checks already give (`all_passed`, `partial_credit`, `event_flags`,
-`dimensions`); logs without `format` hold every check in full and those fields too. Read a
-score's checks with `check_list`, whichever layout the log has."""
+# The checks' layout in a score's record: from `format` 2 on (scoring/record.py), each check is
+# compact (below) and what the score value or the checks already give is left out
+# (`all_passed`, `partial_credit`, `event_flags`, `dimensions`); logs without `format` hold every
+# check in full and those fields too. Read a record's checks with `check_list`, whichever layout.
 
 
 def default_tier(check_type: str) -> int:

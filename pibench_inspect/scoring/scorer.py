@@ -3,10 +3,11 @@
 The score value holds only numbers with readable names (`all_passed`, `partial_credit` and the
 event flags `violation`, `under_refusal`, `over_refusal`, `escalation_correct`,
 `forbidden_attempt`); the leaderboard payload maps the flags back to the original's names
-(`V_r`, ...). The canonical decision is the score's `answer`; everything else (decision channel
-and error, each check keyed by its outcome id, compact, termination) is in the score metadata,
-once: nothing the value gives is repeated there, and the dimensions follow from the checks'
-types (`format` 2, scoring/explain.py; `explain.check_list` reads either layout).
+(`V_r`, ...). The canonical decision is the score's `answer`. Everything else (decision channel
+and error, each check keyed by its outcome id, compact, termination, the author's notes) is the
+score's record, written once as an info event of the scoring span: the Score Inspect keeps in
+memory until the run ends holds only what the metrics read (`format` 3, scoring/record.py;
+`record.score_record` reads every layout, `explain.check_list` the checks of any).
 
 The scorer's arguments are plain values (the scenario source, the judge mode, parity), so
 Inspect records them in the log and `inspect score LOG` rebuilds the scorer from the registry.
@@ -15,8 +16,9 @@ Inspect records them in the log and `inspect score LOG` rebuilds the scorer from
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Awaitable, Callable
 
+from inspect_ai.log import transcript
 from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
@@ -29,7 +31,8 @@ from ..conversation.tool_calls import malformed_calls
 from ..conversation.solver import is_none_model, stored_final_state
 from ..environment.merge import domain_document
 from ..scenario.catalog import ScenarioSet, load_set
-from .explain import SCORE_FORMAT, failed_sample_view
+from .explain import failed_sample_view
+from .record import RECORD_SOURCE, SCORE_FORMAT, info_record, new_ref, slim_metadata
 from ..runtime.inspect_internals import add_registry_alias
 from .metrics import FLAG_KEYS, SCORER_METRICS
 
@@ -133,9 +136,26 @@ def pibench_scorer(source: str | None = None, judge: str = "auto", parity: bool 
 
 def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Scorer:
     """`judge`: "auto" | "on" | "off", or a judge callable (tests)."""
-    resolve = scenario_set.resolve
+    evaluate_sample = sample_evaluator(scenario_set, judge, parity)
 
     async def score(state: TaskState, target: Target) -> Score:
+        scored, record = await evaluate_sample(state)
+        ref = new_ref()
+        # the full record once, in the log (scoring/record.py); the score Inspect keeps is slim
+        transcript().info(info_record(record, ref), source=RECORD_SOURCE)
+        return Score(value=scored.value, answer=scored.answer, explanation=scored.explanation,
+                     metadata=slim_metadata(record, ref))
+
+    return score
+
+
+def sample_evaluator(scenario_set: ScenarioSet, judge: Any, parity: bool | None
+                     ) -> Callable[[TaskState], Awaitable[tuple[Score, dict[str, Any]]]]:
+    """The evaluation of a finished sample: its score (no metadata) and its full record (what a
+    log's `score_record` gives). The training environment reads the record directly."""
+    resolve = scenario_set.resolve
+
+    async def evaluate_sample(state: TaskState) -> tuple[Score, dict[str, Any]]:
         scenario, domain = resolve(str(state.sample_id))
         trace = build_trace(state.messages)
         if isinstance(judge, str):
@@ -154,9 +174,9 @@ def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Score
             parity=domain.original_layout if parity is None else parity,
         )
         view = failed_sample_view(ev, trace, final_state, scenario, initial)
-        metadata = {
+        record = {
             # label, column and domain are the sample's metadata (metrics and reports read them
-            # there when the score has none): not repeated in every score Inspect keeps
+            # there): not repeated here
             "scenario_id": scenario.scenario_id,
             "termination": state.store.get(TERMINATION),
             "steps": state.store.get(STEPS),
@@ -182,19 +202,21 @@ def _scorer(scenario_set: ScenarioSet, judge: Any, parity: bool | None) -> Score
             # each check compact (explain.compact_check; read them with explain.check_list); the
             # verdicts, credit and flags are the score value's, the dimensions follow from the types
             **view,
+            # the scenario author's notes, for whoever reviews the score (never shown to the agent)
+            "notes": scenario.meta.notes or None,
             "format": SCORE_FORMAT,
         }
-        return Score(
+        scored = Score(
             value=score_value(ev),
             answer=ev.decision.rendered(),
             explanation=explanation(ev, nl_tier, view.get("expected_vs_actual"))
             + "".join(f"\n{who}: {state.store.get(key)}" for who, key in (
                 ("agent error", AGENT_ERROR), ("user error", USER_ERROR), ("agent stopped", STOP_DETAIL))
                       if state.store.get(key)),
-            metadata=metadata,
         )
+        return scored, record
 
-    return score
+    return evaluate_sample
 
 
 # Inspect records the scorer in a log by its unqualified name (`pibench_scorer`) and looks

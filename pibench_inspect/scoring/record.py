@@ -1,0 +1,95 @@
+"""Where a score's full record lives, and how to read it back from any log.
+
+Why not all in the score: Inspect keeps every finished sample's Score (for the metrics at the end
+of the run) and a summary of it in memory until the run ends. The full record (each check with
+its detail, the decision channel, the tool calls, the state changes of a failed sample, the
+scenario's author notes) is ~8 KB of Python objects a sample, so a run of 3,120 samples kept
+~25 MB it never used again.
+
+So, from `format` 3 on, the scorer writes the full record once, as an info event in its own
+scoring span (the viewer shows it in the transcript, beside the score; `inspect score` appends
+the new one), and the Score's metadata keeps only what the metrics read (`termination`,
+`semantic_score` and `malformed_calls` when set) and the record's `ref`. Logs of format 2 and
+older keep the record in the score metadata: `score_record` reads every layout.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from inspect_ai.log import EvalSample
+
+SCORER = "pibench_scorer"
+RECORD_SOURCE = "pibench_scorer"  # the info event's `source`
+SCORE_FORMAT = 3
+"""The score's layout (`format` in its metadata): 3 keeps the record in an info event (above);
+2 kept it in the metadata, each check compact; logs without `format` hold every check in full."""
+
+# what the metrics and the run's end summary read from every score Inspect keeps in memory
+KEPT = ("termination", "semantic_score", "malformed_calls")
+
+
+def new_ref() -> str:
+    return secrets.token_hex(6)
+
+
+def slim_metadata(record: dict[str, Any], ref: str) -> dict[str, Any]:
+    """The score metadata kept beside the value: the record's ref, and only the set values of
+    KEPT (an unset one reads as None or 0 either way)."""
+    out: dict[str, Any] = {"format": SCORE_FORMAT, "ref": ref, "termination": record.get("termination")}
+    out.update({k: record[k] for k in KEPT[1:] if record.get(k)})
+    return out
+
+
+def info_record(record: dict[str, Any], ref: str) -> dict[str, Any]:
+    return {"ref": ref, **record}
+
+
+def score_record(sample: EvalSample, scorer: str = SCORER) -> dict[str, Any]:
+    """The full record of the sample's `scorer` score, whichever format the log has ({} when the
+    sample has no such score; format 3 whose event is gone, e.g. a log rewritten without its
+    events: the slim metadata, with `record_missing` set)."""
+    score = (sample.scores or {}).get(scorer)
+    if score is None:
+        return {}
+    md = dict(score.metadata or {})
+    if md.get("format") != SCORE_FORMAT or not md.get("ref"):
+        return md  # format 2 and older: the metadata is the record
+    data = _record_event(sample, md["ref"])
+    if data is None:
+        return {**md, "record_missing": True}
+    return {**data, "format": SCORE_FORMAT}
+
+
+def _record_event(sample: EvalSample, ref: str) -> dict[str, Any] | None:
+    found = None
+    for event in sample.events or []:
+        if getattr(event, "event", None) == "info" and event.source == RECORD_SOURCE and \
+                isinstance(event.data, dict) and event.data.get("ref") == ref:
+            found = event.data
+    if found is None:
+        return None
+    if _has_attachment(found):  # Inspect keeps a long string of an event once, as an attachment
+        found = _resolve(found, sample.attachments or {})
+    return found
+
+
+def _has_attachment(v: Any) -> bool:
+    if isinstance(v, str):
+        return v.startswith("attachment://")
+    if isinstance(v, dict):
+        return any(_has_attachment(x) for x in v.values())
+    if isinstance(v, list):
+        return any(_has_attachment(x) for x in v)
+    return False
+
+
+def _resolve(v: Any, attachments: dict[str, str]) -> Any:
+    if isinstance(v, str) and v.startswith("attachment://"):
+        return attachments.get(v.removeprefix("attachment://"), v)
+    if isinstance(v, dict):
+        return {k: _resolve(x, attachments) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_resolve(x, attachments) for x in v]
+    return v
