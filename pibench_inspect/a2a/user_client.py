@@ -17,7 +17,7 @@ server that answers with something unusable (an HTTP 4xx, a JSON-RPC error, a fa
 reply we cannot read) must not crash the sample: `next` records the reason in the transcript and
 in the sample store under USER_ERROR, then ends the conversation with ###STOP###. The solver then
 ends the run as `user_error`, scored as an abnormal termination (as in the original) with the
-reason in the score's metadata and the leaderboard row.
+reason in the score's record and the leaderboard row.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import Any
 from ..scenario.catalog import Entry, ScenarioSet
 from .splits import scenario_set
 
-AGENT = "policy"  # the agent's name in the store and the score metadata
+AGENT = "policy"  # the agent's name in the store and the score's record
 STEP_TIMEOUT = 600.0  # seconds step() waits for the simulated user and the engine
 
 Action = Any  # str | {"tool": name, "arguments": {...}} | ChatMessageAssistant

@@ -161,7 +161,7 @@ def scenario_notes(scenario: m.Scenario) -> dict[str, Any]:
 
 
 def check_list(checks: Any, notes: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Every check record of a score's metadata with all its fields, whichever layout the log has:
+    """Every check record of a score's record (scoring/record.py) with all its fields, whichever layout the log has:
     keyed and compact (format 2), keyed in full, or a list in full (older logs). `notes`: outcome
     id -> the scenario's notes, for records that leave them out."""
     if isinstance(checks, dict):
