@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from a2a_helpers import free_port, serve
-from conftest import mini_copies, run_eval, registered
+from conftest import mini_copies, run_eval, registered, full_score
 from pibench_inspect.a2a.client import MAX_REPLY_BYTES, A2AClient
 from pibench_inspect.a2a.wire import MAX_ERROR_CHARS, A2AError, A2AUnavailable, data_part
 from pibench_inspect.conversation.solver import AGENT_ERROR, TERMINATION
@@ -116,14 +116,14 @@ def test_whatever_an_agent_answers_is_its_own_scored_outcome(tmp_path):
             errors = [m.error for m in sample.messages if isinstance(m, ChatMessageTool)]
             assert errors and all(e is not None and e.type == "parsing" for e in errors), (kind, errors)
             assert all(len(e.message) < 20_000 for e in errors), kind  # bounded, whatever was sent
-            assert sample.scores["pibench_scorer"].metadata["malformed_calls"] == len(errors), kind
+            assert full_score(sample).metadata["malformed_calls"] == len(errors), kind
             continue
         assert sample.store[TERMINATION] == "agent_error", kind
         reason = sample.store[AGENT_ERROR]
         assert AGENT_ERRORS[kind] in reason, (kind, reason)
         assert len(reason) < MAX_ERROR_CHARS + 100, (kind, len(reason))  # bounded, whatever was sent
         assert "169.254" not in reason and "yyyy" not in reason  # no body or redirect target kept
-        assert sample.scores["pibench_scorer"].metadata["termination"] == "agent_error"
+        assert full_score(sample).metadata["termination"] == "agent_error"
 
 
 @pytest.mark.slow

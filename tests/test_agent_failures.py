@@ -19,7 +19,7 @@ import pytest
 
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from conftest import MINI, ROOT, registered, run_eval
+from conftest import MINI, ROOT, registered, run_eval, full_score
 from pibench_inspect.conversation.solver import AGENT_ERROR, TERMINATION
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -84,5 +84,5 @@ def test_a_model_that_keeps_sending_malformed_calls_is_scored_not_an_error(tmp_p
                        log_dir=str(tmp_path))
     sample = log.samples[0]
     assert sample.error is None and AGENT_ERROR not in sample.store
-    score = sample.scores["pibench_scorer"]
+    score = full_score(sample)
     assert score.metadata["termination"] == "max_steps" and score.metadata["malformed_calls"] == 3

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from conftest import mini_copies
+from conftest import mini_copies, full_score
 
 ROOT = Path(__file__).resolve().parents[1]
 INSPECT = str(Path(sys.executable).with_name("inspect"))
@@ -162,6 +162,6 @@ def test_the_litellm_agent_whose_model_sends_unrecordable_arguments(tmp_path: Pa
         # read is a malformed call, returned to the model as a tool error and counted (the
         # mock repeats it until -T max_steps); the log keeps the sample either way
         assert s.store.get("pibench:termination") != "agent_error"
-        assert s.scores["pibench_scorer"].metadata["malformed_calls"] >= 1
+        assert full_score(s).metadata["malformed_calls"] >= 1
         errors = [m.error.message for m in s.messages if m.role == "tool" and m.error]
         assert errors and all("nested deeper than" in e for e in errors), errors[:2]

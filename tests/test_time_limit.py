@@ -17,7 +17,7 @@ import pytest
 
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from conftest import MINI, ROOT
+from conftest import MINI, ROOT, full_score
 from pibench_inspect.analysis import final_state
 
 INSPECT = str(Path(sys.executable).with_name("inspect"))
@@ -35,7 +35,7 @@ def test_time_limit_scores_the_state_reached(tmp_path):
     log = read_eval_log(list_eval_logs(str(tmp_path))[0].name)
     sample = log.samples[0]
     assert sample.error is None and sample.limit is not None and sample.limit.type == "time"
-    score = sample.scores["pibench_scorer"]
+    score = full_score(sample)
     assert score.metadata["termination"] == "limit"
     # the lookup it made counts: the checks were evaluated on the state reached
     assert 0 < score.value["partial_credit"] < 1
