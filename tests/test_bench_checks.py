@@ -57,3 +57,17 @@ def test_the_bare_run_with_calls_makes_the_tool_calls_through_inspect(tmp_path):
     assert [len(m.text) for m in a.messages if m.role == "tool"] == [120, 7, 30]
     assert sum(1 for e in a.events if e.event == "tool") == 3 and sum(1 for e in a.events if e.event == "model") == 3
     assert not [m for m in b.messages if m.role == "tool"] and sum(1 for e in b.events if e.event == "model") == 1
+
+
+def test_the_kept_count_counts_each_object_once_and_leaves_out_the_shared():
+    import kept
+
+    shared = ["x" * 1000]
+    own = ["y" * 10]
+    a, b = [shared, own], [shared]
+    seen: set[int] = set()
+    kept._walk([shared], seen)  # the dataset's: not per finished sample
+    alone = kept._walk([a, b], seen)
+    assert alone == sys.getsizeof(a) + sys.getsizeof(b) + sys.getsizeof(own) + sys.getsizeof(own[0])
+    # without the exclusion the shared list and its text are counted, once
+    assert kept._walk([a, b], set()) == alone + sys.getsizeof(shared) + sys.getsizeof(shared[0])
