@@ -33,6 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, append_results, check_run, load_avg, table, tool_results  # noqa: E402
+from floor import pibench_cmd  # noqa: E402
 
 KINDS = ("SampleScore", "EvalSampleSummary")
 _SKIP = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
@@ -123,9 +124,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="pibench-bench-kept-"))
     # the shape (as floor.py takes it): one warm-up pibench run gives each sample's tool calls
     warm = tmp / "shape"
-    r = subprocess.run([str(Path(sys.executable).with_name("inspect")), "eval", "pibench_inspect/pibench.py",
-                        "-T", "agent=oracle", "-T", "user=scripted", "--model", "none", "--display", "none",
-                        "--log-dir", str(warm)], cwd=ROOT, capture_output=True, text=True,
+    r = subprocess.run(pibench_cmd(str(warm)), cwd=ROOT, capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
     if r.returncode != 0:
         raise SystemExit(f"warm-up run failed:\n{(r.stdout + r.stderr)[-3000:]}")

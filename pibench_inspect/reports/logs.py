@@ -13,8 +13,9 @@ from typing import Any
 
 from inspect_ai.log import EvalLog, read_eval_log
 
+from ..scoring.record import SCORER
+
 LOG_SUFFIXES = (".eval", ".json")
-SCORER = "pibench_scorer"
 HUMAN = "human"  # -T agent=human / user=human: a person played it (`pibench play`)
 
 

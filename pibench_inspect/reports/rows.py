@@ -20,13 +20,12 @@ from .. import __version__
 from ..checks.evaluate import DIMENSIONS, dimension_of
 from ..conversation.seeds import derive_seed
 from ..scoring.explain import check_list
-from ..scoring.record import score_record
+from ..scoring.record import SCORER, score_record
 from ..scoring.scorer import FLAGS, flag_of
 from .causes import sample_error_cause
 from .logs import LoadedLog
 from .usage import sample_usage
 
-SCORER = "pibench_scorer"
 
 
 @lru_cache(maxsize=None)

@@ -20,14 +20,15 @@ from typing import Any
 
 from inspect_ai.log import EvalSample
 
-SCORER = "pibench_scorer"
-RECORD_SOURCE = "pibench_scorer"  # the info event's `source`
+SCORER = "pibench_scorer"  # the scorer's name in a log (its unqualified registry name)
+RECORD_SOURCE = SCORER  # the record's info event's `source`
 SCORE_FORMAT = 3
 """The score's layout (`format` in its metadata): 3 keeps the record in an info event (above);
 2 kept it in the metadata, each check compact; logs without `format` hold every check in full."""
 
-# what the metrics and the run's end summary read from every score Inspect keeps in memory
-KEPT = ("termination", "semantic_score", "malformed_calls")
+# what the metrics read from every score Inspect keeps in memory, besides `termination`; each
+# only when set (an unset one reads as None or 0 either way)
+KEPT_WHEN_SET = ("semantic_score", "malformed_calls")
 
 
 def new_ref() -> str:
@@ -35,11 +36,10 @@ def new_ref() -> str:
 
 
 def slim_metadata(record: dict[str, Any], ref: str) -> dict[str, Any]:
-    """The score metadata kept beside the value: the record's ref, and only the set values of
-    KEPT (an unset one reads as None or 0 either way)."""
-    out: dict[str, Any] = {"format": SCORE_FORMAT, "ref": ref, "termination": record.get("termination")}
-    out.update({k: record[k] for k in KEPT[1:] if record.get(k)})
-    return out
+    """The score metadata kept beside the value: the record's ref, its termination and the set
+    values of KEPT_WHEN_SET."""
+    return {"format": SCORE_FORMAT, "ref": ref, "termination": record.get("termination"),
+            **{k: record[k] for k in KEPT_WHEN_SET if record.get(k)}}
 
 
 def info_record(record: dict[str, Any], ref: str) -> dict[str, Any]:
@@ -57,9 +57,7 @@ def score_record(sample: EvalSample, scorer: str = SCORER) -> dict[str, Any]:
     if md.get("format") != SCORE_FORMAT or not md.get("ref"):
         return md  # format 2 and older: the metadata is the record
     data = _record_event(sample, md["ref"])
-    if data is None:
-        return {**md, "record_missing": True}
-    return {**data, "format": SCORE_FORMAT}
+    return {**md, "record_missing": True} if data is None else data
 
 
 def _record_event(sample: EvalSample, ref: str) -> dict[str, Any] | None:
@@ -68,21 +66,8 @@ def _record_event(sample: EvalSample, ref: str) -> dict[str, Any] | None:
         if getattr(event, "event", None) == "info" and event.source == RECORD_SOURCE and \
                 isinstance(event.data, dict) and event.data.get("ref") == ref:
             found = event.data
-    if found is None:
-        return None
-    if _has_attachment(found):  # Inspect keeps a long string of an event once, as an attachment
-        found = _resolve(found, sample.attachments or {})
-    return found
-
-
-def _has_attachment(v: Any) -> bool:
-    if isinstance(v, str):
-        return v.startswith("attachment://")
-    if isinstance(v, dict):
-        return any(_has_attachment(x) for x in v.values())
-    if isinstance(v, list):
-        return any(_has_attachment(x) for x in v)
-    return False
+    # Inspect keeps a long string of an event once, as an attachment of the sample
+    return None if found is None else _resolve(found, sample.attachments or {})
 
 
 def _resolve(v: Any, attachments: dict[str, str]) -> Any:
