@@ -13,13 +13,13 @@ call waits): calls that never return hold the others up for half a second, not f
 
 Why a few hot threads and a queue for the catalog calls, not a thread per concurrent call:
 glibc gives each new thread a malloc arena of its own, up to 8 per core, and once all are taken
-it hands threads the existing arenas in turn. A 3,120-sample run started 19 tool threads in its
-first burst of calls, so every arena was taken; the short-lived threads Inspect's log writer
-starts to zstd-compress each sample (an 8 MB buffer each) then landed in every arena in turn,
-each arena kept ~9 MB of freed buffer, and pages of it were touched again at each flush: RSS
-grew 1-3 KB per finished sample more than the bare task's (bench/results.md, issue 27). With 4
-tool threads the log writer finds a free arena, the same one each time; and two cores gain
-nothing from more threads running DuckDB statements of a few milliseconds.
+it hands threads the existing arenas in turn. A run of 78 to 312 samples started 12 to 19 tool
+threads in its first burst of calls, so every arena was taken; the short-lived threads Inspect's
+log writer starts to zstd-compress each sample (an 8 MB buffer each) then landed in every arena
+in turn, each arena kept ~9 MB of freed buffer, and pages of it were touched again at each
+flush: RSS grew 1-3 KB per finished sample more than the bare task's (bench/results.md, issue
+27). With 4 tool threads the log writer finds a free arena, the same one each time; and two
+cores gain nothing from more threads running DuckDB statements of a few milliseconds.
 """
 
 from __future__ import annotations
