@@ -1,9 +1,10 @@
 """How a conversation ended (`Termination`), and what a party's model stop becomes.
 
 The solver writes one `Termination` value into the sample's store (`pibench:termination`), the
-scorer copies it into the score metadata (and its record), and `checks/evaluate.py` and `scoring/metrics.py` read
-it. The values are the strings logs have always held (a `StrEnum`: `Termination.USER_STOP ==
-"user_stop"`), plus three added for a model that stopped without an answer.
+scorer copies it into the score metadata (and its record), and `checks/evaluate.py` and
+`scoring/metrics.py` read it. The values are the strings logs have always held (a `StrEnum`:
+`Termination.USER_STOP == "user_stop"`), plus three added for a model that stopped without an
+answer.
 
 A model stops with one of Inspect's stop reasons. What each becomes, per party (docs/design.md
 has the same table):

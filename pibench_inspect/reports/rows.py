@@ -27,7 +27,6 @@ from .logs import LoadedLog
 from .usage import sample_usage
 
 
-
 @lru_cache(maxsize=None)
 def scenario_json(path: str | None) -> dict[str, Any]:
     """The raw scenario file, or {} when it has moved (the report then says so)."""

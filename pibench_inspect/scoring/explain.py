@@ -1,7 +1,8 @@
 """A failed sample at a glance: what each failed check expected next to the closest thing the
 agent did, and what the agent changed in the state (a diff against the initial state).
 
-Everything here goes into the score's record (scoring/record.py), which only people reading the log see.
+Everything here goes into the score's record (scoring/record.py), which only people reading the
+log see.
 """
 
 from __future__ import annotations
@@ -161,9 +162,9 @@ def scenario_notes(scenario: m.Scenario) -> dict[str, Any]:
 
 
 def check_list(checks: Any, notes: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Every check record of a score's record (scoring/record.py) with all its fields, whichever layout the log has:
-    keyed and compact (format 2), keyed in full, or a list in full (older logs). `notes`: outcome
-    id -> the scenario's notes, for records that leave them out."""
+    """Every check of a score's record (scoring/record.py) with all its fields, whichever layout
+    the log has: keyed and compact (format 2 on), keyed in full, or a list in full (older logs).
+    `notes`: outcome id -> the scenario's notes, for records that leave them out."""
     if isinstance(checks, dict):
         return [full_check(c, k, notes) for k, c in checks.items() if isinstance(c, dict)]
     return [full_check(c, None, notes) if isinstance(c, dict) else c for c in checks or []]
