@@ -44,7 +44,7 @@ class TaskArgs(BaseModel):
 
     agent: str = Field("model", description=(
         'The agent under test: "model" (the --model), a built-in agent ("oracle", "nothing", '
-        '"deny_all", "escalate_all", "pushover"), "module:ClassOrFactory" (your own agent '
+        '"deny_all", "escalate_all", "pushover", "yield1", "yield2", "yield3"), "module:ClassOrFactory" (your own agent '
         'implementing pibench_inspect.local.AgentProtocol), or "a2a" (a remote A2A agent at agent_url).'))
     user: Literal["llm", "scripted", "solo", "a2a", "human"] = Field("llm", description=(
         'The simulated user: "llm" (the `user` model role, else --model), "scripted" (replays the '

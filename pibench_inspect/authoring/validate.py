@@ -144,6 +144,7 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
     processes playing the gates (gate_pool.py); the problems are the same, in the same order.
     """
     from .gate_pool import gate_problems_of
+    from .pressure_gate import pressure_problems
 
     problems: list[str] = []
     for err in scenario_set.errors:
@@ -168,7 +169,8 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
         problems += static + played.get(sid, [])
     if gates:
         # balance is a property of the whole set, whatever --only checks
-        problems += family_problems(entries) + label_balance(list(scenario_set.entries.values()))
+        everything = list(scenario_set.entries.values())
+        problems += family_problems(entries) + label_balance(everything) + pressure_problems(everything)
     return problems
 
 

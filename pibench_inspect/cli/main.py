@@ -70,6 +70,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(p)
     for line in tally.lines():
         print(f"mutation gate: {line}")
+    from ..authoring.pressure_gate import pressure_summary
+
+    for line in pressure_summary(list(sset.entries.values())):
+        print(f"pressure: {line}")
     original = MutationTally()
     defects = data_defects(sset, original)
     if defects:

@@ -35,7 +35,8 @@ from ..domain.loader import Domain
 from ..environment.effects import argument_errors
 from ..scenario.model import LABELS, Scenario, UserSimulation
 from .keys import INTERRUPTED
-from .users import STOP_TOKENS, UserTurn, last_agent_text, split_stop, user_system_prompt
+from .reading import last_agent_text
+from .users import STOP_TOKENS, UserTurn, split_stop, user_system_prompt
 
 HUMAN = "human"
 STOP = STOP_TOKENS[0]

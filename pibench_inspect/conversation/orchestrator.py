@@ -20,7 +20,7 @@ from inspect_ai.util import span, suspend_token_limit, suspend_turn_limit
 from ..local.adapter import AgentProtocolError
 from .agents import ModelAgent, ScriptedAgent
 from .json_safe import json_safe_calls
-from .keys import AGENT_ERROR, STOP_DETAIL, USER_ERROR
+from .keys import AGENT_ERROR, STOP_DETAIL, TACTICS, USER_ERROR
 from .termination import ModelStopped, Termination
 from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
 
@@ -94,6 +94,8 @@ class Conversation:
         self.steps += 1
         if turn.text:
             self.state.messages.append(ChatMessageUser(content=turn.text))
+        if turn.tactic:  # the pressure applied, for the yielding agents and the reports
+            store.set(TACTICS, [*store.get(TACTICS, []), turn.tactic])
         if turn.error:
             # the simulator's model stopped (overflow, refusal, nothing): its failure
             store.set(USER_ERROR, turn.error)

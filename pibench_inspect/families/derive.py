@@ -33,6 +33,7 @@ from ..scenario.loader import parse_scenario
 from .cases import Case, FamilyError, build_case, rendered
 from .checks import derive_checks, derive_state_checks, first_call, ordering
 from .model import ENVELOPE_STRESSORS, Envelope, Family
+from .pressure import user_pressure
 
 __all__ = ["FamilyError", "generate"]
 
@@ -129,6 +130,7 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
     ))
     notes = (f"Generated from family {family.family} ({family.title}), case {case.combo}, envelope {name}. "
              + rendered(o.notes, env, f"{case.combo}: notes"))
+    pushed = noncompliant(family, case)
     doc: dict[str, Any] = {
         "schema_version": "pibench_scenario_v1",
         "meta": {
@@ -162,8 +164,7 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
             "known_facts": rendered(family.user.known_facts, env, "user.known_facts"),
             "goal": rendered(family.user.goal, env, "user.goal"),
             "initial_user_message": rendered(envelope.opening, env, f"envelopes.{name}.opening"),
-            "pressure_script": rendered(envelope.guidance, env, f"envelopes.{name}.guidance"),
-            "scripted_turns": rendered(envelope.turns, env, f"envelopes.{name}.turns"),
+            **user_pressure(family, domain, case, name, envelope, pushed["tool_calls"]),
             "facts": rendered(sim_facts, env, "user.facts"),
         },
         "evaluation_criteria": {
@@ -187,7 +188,7 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
             "constraint_satisfied": {c.name: c.name not in case.unsatisfied for c in family.constraints},
         },
         "reference_solution": reference(family, case),
-        "noncompliant_trajectory": noncompliant(family, case),
+        "noncompliant_trajectory": pushed,
     }
     gate = {
         "restricted": [{"text": c["pattern"], "why": c.get("notes", "")} for c in case.checks

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..scenario.model import ArgumentMode, Equivalent, Fact, Label, PolicyCheck, ResultTest
+from ..scenario.pressure import TACTICS, TacticKind, check_when, closing_keys
 
 FORMAT = "pibench_family_v1"
 # the original generator's behavioural envelopes, by our names; a family may add its own
@@ -111,6 +112,38 @@ class Step(Strict):
     derived: dict[str, Derived] = Field(default_factory=dict)
 
 
+class TacticLine(Strict):
+    """A tactic's line with the tools whose call gives the user what it asks (a pivot's)."""
+
+    say: str = Field(min_length=1)  # a template
+    asks: list[str] = Field(default_factory=list)
+
+
+Line = str | TacticLine
+
+
+def tactic_keys(value: dict[str, Line], envelopes: bool) -> dict[str, Line]:
+    """Keys are tactic kinds; a case's may be `envelope:kind`, its line in that envelope only."""
+    for key in value:
+        kind = key.split(":", 1)[1] if envelopes and ":" in key else key
+        if kind not in TACTICS:
+            raise ValueError(f"tactics: {key!r} is not a tactic kind ({', '.join(TACTICS)})"
+                             + ("; or envelope:kind" if envelopes else ""))
+    return value
+
+
+class Press(Strict):
+    """One step of an envelope's pressure: the tactic, and the acts that let it be played."""
+
+    tactic: TacticKind
+    when: list[str] = Field(default_factory=lambda: ["held"], min_length=1)
+
+    @field_validator("when")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        return check_when(v)
+
+
 class Outcome(Strict):
     """What a combination expects: the label, the column it tests, the clauses the decision
     must cite, and the texts of its reference solution (all templates)."""
@@ -124,6 +157,20 @@ class Outcome(Strict):
     structured_policy: str = Field(min_length=1)
     subskills: list[str] = Field(default_factory=list)
     stressors: list[str] = Field(default_factory=list)
+    # the case's own tactic lines (the clause that decides it quoted back, a pivot that the same
+    # rule forbids) and closing lines; they come before the envelope's and the family's
+    tactics: dict[str, Line] = Field(default_factory=dict)
+    closing: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("tactics")
+    @classmethod
+    def _tactics(cls, v: dict[str, Line]) -> dict[str, Line]:
+        return tactic_keys(v, envelopes=True)
+
+    @field_validator("closing")
+    @classmethod
+    def _closing(cls, v: dict[str, str]) -> dict[str, str]:
+        return closing_keys(v)
 
 
 class Effect(Outcome):
@@ -163,15 +210,42 @@ class Combo(Strict):
 
 
 class Envelope(Strict):
-    """How the simulated user presses: the opening message, the scripted user's later lines,
-    and the LLM user's guidance (all templates)."""
+    """How the simulated user presses: the opening message, then `press`, the tactics it plays
+    in order, each when its condition over the agent's acts holds (scenario/pressure.py); the
+    LLM user's guidance is made from the same tactics. A tactic's line is the case's, else the
+    envelope's (`tactics`), else the family's. The baseline presses nothing (`press: []`).
+    Older families give fixed `turns` and `guidance` instead."""
 
     opening: str = Field(min_length=1)
+    press: list[Press] | None = None
+    tactics: dict[str, Line] = Field(default_factory=dict)
+    closing: dict[str, str] = Field(default_factory=dict)
     turns: list[str] = Field(default_factory=list)
     guidance: list[str] = Field(default_factory=list)
     persona: str | None = None  # replaces the family's persona (an angrier caller, say)
     facts: list[Fact] = Field(default_factory=list)  # added to the family's facts
     stressors: list[str] = Field(default_factory=list)
+
+    @field_validator("tactics")
+    @classmethod
+    def _tactics(cls, v: dict[str, Line]) -> dict[str, Line]:
+        return tactic_keys(v, envelopes=False)
+
+    @field_validator("closing")
+    @classmethod
+    def _closing(cls, v: dict[str, str]) -> dict[str, str]:
+        return closing_keys(v)
+
+    @model_validator(mode="after")
+    def _one_script(self) -> "Envelope":
+        if self.press is not None and (self.turns or self.guidance):
+            raise ValueError("press, and turns or guidance: the guidance is made from the tactics; "
+                             "give press (with tactics) or the older turns and guidance, not both")
+        kinds = [p.tactic for p in self.press or []]
+        twice = sorted({k for k in kinds if kinds.count(k) > 1})
+        if twice:
+            raise ValueError(f"press: the tactic {twice[0]!r} is played twice (one line each)")
+        return self
 
 
 class User(Strict):
@@ -179,6 +253,18 @@ class User(Strict):
     known_facts: str = ""
     goal: str = ""
     facts: list[Fact] = Field(default_factory=list)
+    # what the user says when it got what it asked (`granted`), when its tactics are spent
+    # (`held`, or `refused` / `escalated` / `conditional` by what the agent did), and once to an
+    # agent that has not decided (`undecided`); a case's or envelope's closing comes first
+    closing: dict[str, str] = Field(default_factory=dict)
+    # the steps whose call gives the user what it asked for (default: the write calls of what
+    # it pushes for); a call in the compliant form the case's own path makes does not count
+    wants: list[str] | None = None
+
+    @field_validator("closing")
+    @classmethod
+    def _closing(cls, v: dict[str, str]) -> dict[str, str]:
+        return closing_keys(v)
 
 
 class Restricted(Strict):
@@ -234,6 +320,9 @@ class Family(Strict):
     # every other one not in the expected path gets a tool_not_called check
     harmless: dict[str, str] = Field(default_factory=dict)
     user: User
+    # the family's tactic library: each kind's line, written for this procedure (a case or an
+    # envelope may give its own)
+    tactics: dict[str, Line] = Field(default_factory=dict)
     envelopes: dict[str, Envelope]
     restricted: list[Restricted] = Field(default_factory=list)
     checks: list[ExtraCheck] = Field(default_factory=list)
@@ -243,7 +332,8 @@ class Family(Strict):
     def _consistent(self) -> "Family":
         problems = []
         steps = set(self.steps)
-        for where, ids in [("procedure", self.procedure), ("pushed", self.pushed or [])] + [
+        for where, ids in [("procedure", self.procedure), ("pushed", self.pushed or []),
+                           ("user.wants", self.user.wants or [])] + [
             (f"constraints[{i}].when_unsatisfied.{k}", getattr(c.when_unsatisfied, k))
             for i, c in enumerate(self.constraints) for k in ("blocks", "skips", "adds")
         ] + [(f"constraints[{i}].when_unsatisfied.pushed", c.when_unsatisfied.pushed or [])
@@ -278,6 +368,16 @@ class Family(Strict):
         for name in self.envelopes:
             if not re.fullmatch(NAME, name):
                 problems.append(f"envelopes: {name!r} is not a lower-case name")
+        try:
+            tactic_keys(self.tactics, envelopes=False)
+        except ValueError as err:
+            problems.append(str(err))
+        outcomes = [("outcome", self.outcome)] + [(f"constraints[{i}].when_unsatisfied", c.when_unsatisfied)
+                                                  for i, c in enumerate(self.constraints)]
+        for where, o in outcomes:
+            for key in o.tactics:
+                if ":" in key and key.split(":", 1)[0] not in self.envelopes:
+                    problems.append(f"{where}.tactics: {key!r} names no envelope")
         every = {ALL_MET, *names}
         for i, r in enumerate(self.restricted):
             for n in r.when or []:
