@@ -20,7 +20,7 @@ from inspect_ai.model import ChatMessage, ChatMessageUser
 
 from ..checks.decision import resolve_decision
 from ..checks.trace import Trace, build_trace
-from ..scenario.model import UserSimulation
+from ..scenario.model import LABELS, UserSimulation
 from ..scenario.pressure import CALLED, UNDECIDED_NUDGE, Tactic, Want
 from .reading import asks, last_agent_text
 
@@ -76,6 +76,27 @@ class Acts:
         if condition == "asked":
             return self.decision is None and not self.escalated and self.asked
         raise ValueError(f"unknown condition {condition!r}")
+
+    def wire(self) -> dict[str, Any]:
+        """The acts as plain JSON, for a scripted user served over A2A (which sees no tool calls)."""
+        return {"decision": self.decision, "called": sorted(self.called), "granted": self.granted,
+                "escalated": self.escalated, "asked": self.asked}
+
+    @classmethod
+    def from_wire(cls, data: Any, where: str) -> "Acts":
+        if not isinstance(data, dict):
+            raise ValueError(f"{where} must be an object")
+        flags = {k: data.get(k) for k in ("granted", "escalated", "asked")}
+        bad = [k for k, v in flags.items() if not isinstance(v, bool)]
+        called = data.get("called")
+        if bad:
+            raise ValueError(f"{where}.{bad[0]} must be true or false")
+        if not isinstance(called, list) or not all(isinstance(c, str) for c in called):
+            raise ValueError(f"{where}.called must be a list of tool names")
+        decision = data.get("decision")
+        if decision is not None and decision not in LABELS:
+            raise ValueError(f"{where}.decision must be null or one of {', '.join(LABELS)}")
+        return cls(decision, frozenset(called), flags["granted"], flags["escalated"], flags["asked"])
 
     def ending(self) -> str:
         """The closing that fits how the agent left it (granted first)."""

@@ -96,7 +96,8 @@ def make_user(config: TaskArgs, scenario: Scenario, epoch: int = 1, seed_id: str
         from .seeds import derive_seed
 
         return A2AUser(config.user_url or "", scenario.user_simulation,
-                       derive_seed(seed_base(config), seed_id or scenario.scenario_id, epoch - 1), config.a2a_timeout)
+                       derive_seed(seed_base(config), seed_id or scenario.scenario_id, epoch - 1), config.a2a_timeout,
+                       decision_tool=domain.config.decision_tool if domain else DECISION_TOOL)
     if config.user in SEATED_USERS:  # a person at a terminal (pibench play --as user)
         return seated_user(config, scenario)
     if config.user == "scripted":

@@ -19,7 +19,7 @@ from inspect_ai.model import (
 )
 
 from ..scenario.model import UserSimulation
-from .pressure import DECISION_TOOL, next_line, read_acts
+from .pressure import DECISION_TOOL, Acts, next_line, read_acts
 from .reading import asked_for, fact_reply, last_agent_text
 from .termination import model_stop, stop_detail
 
@@ -69,7 +69,9 @@ class ScriptedUser:
     def _lines(self) -> list[str]:
         return [self.sim.initial_user_message, *self.sim.script_lines()]
 
-    async def next(self, messages: list[ChatMessage]) -> UserTurn:
+    async def next(self, messages: list[ChatMessage], acts: Acts | None = None) -> UserTurn:
+        """`acts`: what the agent did, when the messages carry no tool calls (the A2A user
+        server is sent the visible conversation and the acts the benchmark side read)."""
         conditional = self.sim.tactics is not None
         if not self.sim.facts and not conditional:
             lines = self._lines()
@@ -87,7 +89,8 @@ class ScriptedUser:
         if asked:
             return UserTurn(" ".join(answers[i] for i in asked))
         if conditional:
-            line = next_line(self.sim, messages, read_acts(self.sim, messages, decision_tool=self.decision_tool))
+            acts = acts or read_acts(self.sim, messages, decision_tool=self.decision_tool)
+            line = next_line(self.sim, messages, acts)
             return UserTurn(line.text, "###STOP###" if line.ends else None, tactic=line.tactic)
         lines = self._lines()
         turn = sum(1 for text in said if not fact_reply(text, answers))
