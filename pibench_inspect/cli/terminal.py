@@ -28,7 +28,6 @@ import threading
 import weakref
 from typing import Any, Callable
 
-from ..conversation.human import MAX_LINE  # characters of a line kept (past it: refused, rest dropped)
 
 EOF_GRACE = 0.5  # seconds a Ctrl-C that came with the end of input has to cancel the session first
 
@@ -147,6 +146,10 @@ class Terminal:
         return self._piped_line()
 
     def _piped_line(self) -> str:
+        # the length a line may have (past it: refused, the rest dropped); imported here, since
+        # every `pibench` command imports this module and the parties' module loads Inspect's
+        from ..conversation.human import MAX_LINE
+
         fd = sys.stdin.fileno()
         while b"\n" not in self._pending:
             if len(self._pending) > 4 * MAX_LINE:  # UTF-8: at most 4 bytes a character
