@@ -101,3 +101,36 @@ def test_the_terminal_shows_every_party_s_text_inert():
     Terminal(out=out).show(f"agent: done{OSC52}{CLEAR}\r\nnext\x9b31m{BIDI}\ttab")
     assert out.getvalue() == "agent: done\\x1b]52;c;cHduZWQ=\\x07\\x1b[2J\\x1b[H\nnext\\x9b31m\\u202e\ttab\n"
     assert inert("plain text, ünïcode and emoji 🙂\n") == "plain text, ünïcode and emoji 🙂\n"
+
+
+def test_play_offers_only_what_inspect_eval_runs(tmp_path):
+    """A scenario `inspect eval` skips as invalid is refused with the reason, and asked again."""
+    from conftest import mini_scenario
+    from pibench_inspect.cli.play import choose_scenario
+    from pibench_inspect.scenario.catalog import load_set
+
+    src = tmp_path / "src"
+    shutil.copytree(MINI, src)
+    bad = mini_scenario()
+    bad["meta"]["scenario_id"] = "MINI_BAD"
+    bad["evaluation_criteria"]["policy_checks"].append({"outcome_id": "E9", "type": "tool_called",
+                                                        "tool_name": "no_such_tool"})
+    (src / "scenarios" / "mini" / "mini_bad.json").write_text(json.dumps(bad))
+
+    class Person:
+        shown: list[str] = []
+
+        def show(self, text):
+            self.shown.append(text)
+
+        def read_line(self, prompt, completions=None):
+            self.offered = completions("MINI_")
+            raise EOFError
+
+    person, sset = Person(), load_set(src)
+    assert choose_scenario(person, sset, "MINI_BAD", False, None) is None
+    assert person.shown[0].startswith("! scenario MINI_BAD is invalid and `inspect eval` skips it: ")
+    assert "tool 'no_such_tool' is not in the mini catalog" in person.shown[0]
+    assert person.offered == ["MINI_001_REFUND_OK", "MINI_002_FINAL_SALE", "MINI_003_BIG_ORDER"]
+    for _ in range(20):  # --random never picks it
+        assert choose_scenario(person, sset, None, True, None) != "MINI_BAD"

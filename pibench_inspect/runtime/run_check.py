@@ -156,7 +156,9 @@ def exit_status() -> int:
 
 
 def _say(line: str) -> None:
-    print(f"pi-bench: {line}", file=sys.stderr, flush=True)
+    from ..cli.terminal import inert  # a log's error may quote a model: nothing in it acts on the terminal
+
+    print(f"pi-bench: {inert(line)}", file=sys.stderr, flush=True)
 
 
 def _exit_nonzero() -> None:
