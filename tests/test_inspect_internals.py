@@ -140,6 +140,23 @@ def test_inside_an_eval_the_active_model_config_and_limits_are_read() -> None:
     assert log.samples and log.samples[0].limit is not None and log.samples[0].limit.type == "time"
 
 
+def test_a_running_tasks_log_location_is_known_until_the_run_ends(tmp_path: Path) -> None:
+    seen: dict[str, str] = {}
+
+    @solver
+    def probe():  # type: ignore[no-untyped-def]
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            seen.update(ii.eval_log_locations())
+            return state
+
+        return solve
+
+    [log] = eval(Task(dataset=[Sample(input="x", id="s")], solver=probe()), model="mockllm/model",
+                 display="none", log_dir=str(tmp_path))
+    assert seen == {log.eval.eval_id: log.location}, (seen, log.location)
+    assert ii.eval_log_locations() == {}  # the run is over
+
+
 def test_sample_time_is_up_is_false_outside_a_sample() -> None:
     assert ii.sample_time_is_up() is False
 

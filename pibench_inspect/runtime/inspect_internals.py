@@ -69,6 +69,18 @@ def active_generate_config() -> Any:
     return current()
 
 
+def eval_log_locations() -> dict[str, str]:
+    """eval id -> where that task's log is written, for the tasks of the run in progress.
+
+    Checked against 0.3.258: a task cancelled by Ctrl-C gets no `on_task_end` hook, and the
+    run's end (`on_run_end`) then carries no logs, though the log was written (as cancelled);
+    only Inspect's process-level eval registry (what `inspect ctl` reads, cleared once the run
+    has ended, after `on_run_end`) knows where. No public API names a running task's log."""
+    from inspect_ai._control.eval_state import get_eval_states
+
+    return {state.eval_id: state.log_location for state in get_eval_states() if state.log_location}
+
+
 def sample_time_is_up() -> bool:
     """Whether the running sample's `--time-limit` or `--working-limit` has run out (Inspect
     enforces both by cancelling the sample, so a solver sees a cancellation, not
