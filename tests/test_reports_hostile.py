@@ -125,6 +125,7 @@ def test_rescore_of_an_interrupted_play_session_scores_nothing(logs, tmp_path, c
 
 # ---- defect 2 and the "Also" items: compare pairs only what is proven to be the same
 
+@pytest.mark.slow
 def test_compare_refuses_runs_of_different_scenario_sets_and_a_folder_of_several_runs(logs, mini_source, tmp_path):
     path = mini_source / "scenarios" / "mini" / "mini_001_refund_ok.json"
     doc = json.loads(path.read_text())

@@ -244,6 +244,8 @@ def report_command(run):
         except (ReportInputError, ReportOutputError) as err:
             print(f"error: {one_line(err)}", file=sys.stderr)
             return 2
+        except BrokenPipeError:  # output piped into head & co.: main() ends quietly
+            raise
         except OSError as err:  # writing the output: a full disk, no permission
             where = f" {err.filename}" if err.filename else ""
             print(f"error: cannot write{where}: {err.strerror or err}", file=sys.stderr)

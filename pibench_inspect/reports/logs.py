@@ -44,7 +44,7 @@ def pibench_problem(log: EvalLog, *, allow_partial: bool) -> str | None:
         epochs = log.eval.config.epochs or 1
         of = f" of {total * epochs}" if total is not None else ""
         return (f"incomplete log (status {log.status!r}, {done}{of} samples); "
-                "pass --allow-partial to report it anyway")
+                "pass --allow-partial to use what it holds")
     return None
 
 
@@ -233,7 +233,7 @@ def check_log(loaded: LoadedLog, allow_partial: bool) -> None:
     if problems and not allow_partial:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ReportInputError(f"{loaded.path}: damaged log: {problems[0]}{more}; "
-                               "pass --allow-partial to report what it holds")
+                               "pass --allow-partial to use what it holds")
     if unusable:  # --allow-partial: reported without them, and the report says so
         loaded.log.samples = [s for i, s in enumerate(samples) if i not in unusable]
     loaded.problems = problems

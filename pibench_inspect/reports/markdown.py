@@ -319,6 +319,7 @@ def render(results: list[AgentResult], groups: list[SideBySide] | None = None, n
         if group.chart:
             out.append(f"\n![agents compared]({group.chart})\n")
     if not groups:
-        out.append("No two runs ran the same scenarios, so none are compared side by side.\n")
+        out.append("No run ran every scenario of another run of its scenario set, so none are compared side by "
+                   "side.\n")
     out += [agent_section(a, "## Agent:") for a in results]
     return "\n".join(out)
