@@ -252,21 +252,19 @@ def test_report_and_compare_read_no_fifo_no_device_and_nothing_outside_the_sourc
     outside = tmp_path / "elsewhere" / "scenario.json"
     outside.parent.mkdir()
     stray = mini_scenario("mini_002_final_sale")
-    stray["policy_context"]["policy_clauses"] = [{"clause_id": "MINI-9.9", "section": "read from outside"}]
+    stray["meta"]["domain"] = "read-from-outside"  # the payload's `domain` comes from the file when it is read
     outside.write_text(json.dumps(stray))
     targets = {"MINI_001_REFUND_OK": str(fifo), "MINI_002_FINAL_SALE": str(outside), "MINI_003_BIG_ORDER": "/dev/zero"}
 
     def point(log):
         for s in log.samples:
             s.metadata["scenario_file"] = targets[str(s.id)]
-            score = s.scores["pibench_scorer"]
-            score.value = {**score.value, "all_passed": 0.0}  # a missed check, so its clause is looked up
 
     bad = rewritten(logs["oracle"], tmp_path / "logs" / "pointing.eval", point)
     r = pibench("report", str(bad), "--out", str(tmp_path / "r"), "--resamples", "20", timeout=90, memory_gb=2)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
-    md = (tmp_path / "r" / "report.md").read_text()
-    assert "MINI-9.9" not in md and "read from outside" not in md
+    payload = (tmp_path / "r" / "results.json").read_text()
+    assert "read-from-outside" not in payload and '"domain":"mini"' in payload
     r = pibench("compare", str(bad), str(logs["oracle"]), "--resamples", "20", timeout=90, memory_gb=2)
     assert r.returncode == 0 and "paired on 3 scenario(s)" in r.stdout, r.stderr[-2000:]
     # a log that is a FIFO, or a link to a device, is refused by name, never opened
@@ -308,22 +306,36 @@ def test_an_eval_archive_that_unpacks_past_the_limit_is_refused(logs, tmp_path, 
 # ---- defect 16: one-line refusals before any work
 
 @pytest.mark.slow
-def test_bad_counts_and_output_paths_are_refused_before_any_work(logs, tmp_path):
+def test_bad_counts_and_output_paths_are_refused_before_any_work(logs, tmp_path, capsys):
+    """One line each, exit 2, nothing done. Four through the real command (a process each costs
+    its start-up), the rest through its entry point in process."""
+    from pibench_inspect.cli import main
+
     folder = tmp_path / "a-folder"
     folder.mkdir()
     (tmp_path / "new.txt").write_text("a file where a folder is asked for")
     log = str(logs["oracle"])
-    for args, said in [
+    cases = [
         (("report", log, "--out", str(tmp_path / "r"), "--resamples", "0"), "argument --resamples: 0 is outside 10 to 20000"),
+        (("compare", log, log, "--json", str(folder)), f"--json {folder}: is a folder"),
+        (("rescore", log, "--out", str(tmp_path / "new.txt")), "a log file ends in .eval or .json"),
         (("compare", log, log, "--resamples", "-5"), "argument --resamples: -5 is outside 10 to 20000"),
         (("report", log, "--out", str(tmp_path / "r"), "--resamples", "100000000"), "100000000 is outside 10 to 20000"),
-        (("compare", log, log, "--json", str(folder)), f"--json {folder}: is a folder"),
         (("rescore", log, "--out", str(folder)), f"--out {folder}: is a folder"),
-        (("rescore", log, "--out", str(tmp_path / "new.txt")), "a log file ends in .eval or .json"),
         (("report", log, "--out", str(tmp_path / "new.txt" / "r")), "is not a folder"),
-    ]:
-        r = pibench(*args)
-        assert r.returncode == 2 and "Traceback" not in r.stderr, (args, r.stderr[-2000:])
-        assert len(r.stderr.strip().splitlines()) == 1 and said in r.stderr, (args, r.stderr)
-        assert not r.stdout, (args, r.stdout)  # nothing was done: no report, no comparison, no re-scoring
+    ]
+    for i, (args, said) in enumerate(cases):
+        if i < 4:
+            r = pibench(*args)
+            code, out, err = r.returncode, r.stdout, r.stderr
+        else:
+            capsys.readouterr()
+            try:
+                code = main(list(args))
+            except SystemExit as exit_:  # argparse's usage error
+                code = exit_.code
+            out, err = capsys.readouterr()
+        assert code == 2 and "Traceback" not in err, (args, err[-2000:])
+        assert len(err.strip().splitlines()) == 1 and said in err, (args, err)
+        assert not out, (args, out)  # nothing was done: no report, no comparison, no re-scoring
     assert not (tmp_path / "r").exists() and list(folder.iterdir()) == []

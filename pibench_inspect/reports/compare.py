@@ -119,7 +119,7 @@ def one_run(path: str | Path, allow_partial: bool = False) -> Side:
     splits a folder; refused when it holds several, naming them."""
     checked = load_logs([path], check=True, allow_partial=allow_partial)
     logs = reported(checked)
-    notes = left_out(checked)
+    notes = left_out(checked, "this comparison")
     if not logs:
         raise ReportInputError(f"{path}: nothing to compare: {notes[0] if notes else 'no samples'}")
     runs = group_runs(logs)

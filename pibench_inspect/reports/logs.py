@@ -57,9 +57,16 @@ def chosen_samples(log: EvalLog) -> int | None:
     return len(ds.sample_ids) if ds.sample_ids is not None else ds.samples
 
 
-def played_by_person_log(log: EvalLog) -> bool:
+def task_args(log: EvalLog) -> dict[str, Any]:
+    """The pibench task arguments: recorded in the task metadata (complete, defaults included),
+    else the -T arguments Inspect kept."""
     meta = (log.eval.metadata or {}).get("pibench")
-    args = meta if isinstance(meta, dict) else (log.eval.task_args or {})
+    return dict(meta) if isinstance(meta, dict) else dict(log.eval.task_args or {})
+
+
+def played_by_person(log: EvalLog) -> bool:
+    """A `pibench play` session: a person was the agent (`human`) or the user."""
+    args = task_args(log)
     return HUMAN in (args.get("agent"), args.get("user"))
 
 
@@ -76,7 +83,7 @@ def interrupted_session(log: EvalLog) -> bool:
     """A `pibench play` session the person interrupted: cancelled, and every sample it holds
     either scored or interrupted."""
     samples = log.samples or []
-    return (log.status == "cancelled" and played_by_person_log(log) and bool(samples)
+    return (log.status == "cancelled" and played_by_person(log) and bool(samples)
             and any(interruption(s) for s in samples)
             and all(interruption(s) or (s.scores or {}).get(SCORER) is not None for s in samples))
 
@@ -138,15 +145,11 @@ class LoadedLog:
 
     @property
     def args(self) -> dict[str, Any]:
-        """The pibench task arguments: recorded in the task metadata (complete, defaults included),
-        else the -T arguments Inspect kept."""
-        meta = (self.log.eval.metadata or {}).get("pibench")
-        return dict(meta) if isinstance(meta, dict) else dict(self.log.eval.task_args or {})
+        return task_args(self.log)
 
     @property
     def played_by_person(self) -> bool:
-        """A `pibench play` session: a person was the agent (`human`) or the user."""
-        return HUMAN in (self.args.get("agent"), self.args.get("user"))
+        return played_by_person(self.log)
 
     @property
     def agent_id(self) -> str:
@@ -244,9 +247,9 @@ def reported(logs: list[LoadedLog]) -> list[LoadedLog]:
     return [x for x in logs if x.log.samples or not x.interrupted]
 
 
-def left_out(logs: list[LoadedLog]) -> list[str]:
-    """What the checked logs leave out of a report, one line each."""
-    notes = [f"{x.path.name}: {p} (left out of this report)" for x in logs for p in x.problems]
+def left_out(logs: list[LoadedLog], of: str = "this report") -> list[str]:
+    """What the checked logs leave out (of `of`), one line each."""
+    notes = [f"{x.path.name}: {p} (left out of {of})" for x in logs for p in x.problems]
     notes += [f"{x.path.name}: the `pibench play` session of {sid} was interrupted ({how}) before it finished: "
               "not scored, and not counted as an error" for x in logs for sid, how in x.interrupted]
     return notes

@@ -219,7 +219,8 @@ def missed_checks(a: AgentResult) -> str:
     for e in top:
         c, r = e["check"], e["row"]
         clause = "; ".join(c.get("clauses") or []) or (
-            "not named by the check" if r["scenario_file_found"] else "unknown (scenario file not found)")
+            "not named by the check" if r["scenario_file_found"]
+            else "unknown (scenario file not found, or not readable inside the run's source)")
         rows.append([f"{r['scenario_id']} / {c.get('outcome_id')}", c.get("type"), f"{e['missed']}/{e['runs']}",
                      clause, c.get("notes") or "—", c.get("detail", "")])
     return table(["scenario / check", "type", "missed/runs", "clause tested", "check notes", "detail"], rows)
