@@ -196,16 +196,75 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+# bootstrap resamples: 0 gave NaN intervals, a negative count a traceback, 10**8 ran for ever
+RESAMPLES_RANGE = (10, 20_000)
+
+
+def resamples_count(text: str) -> int:
+    """An argparse type: a whole number of bootstrap resamples in RESAMPLES_RANGE."""
+    low, high = RESAMPLES_RANGE
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (from {low} to {high})") from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"{value} is outside {low} to {high} (default 2000)")
+    return value
+
+
+def output_folder(out: str) -> Path:
+    """`--out` of `pibench report`: a folder (made if missing), never an existing file."""
+    path = Path(out).expanduser()
+    for p in (path, *path.parents):
+        if p.exists():
+            if not p.is_dir():
+                raise ReportOutputError(f"--out {out}: {p} is not a folder; name a folder to write the report into")
+            break
+    return path
+
+
+def output_file(flag: str, out: str) -> Path:
+    """A file an option names to write (compare's --json): not a folder, in a folder that exists."""
+    path = Path(out).expanduser()
+    if path.is_dir():
+        raise ReportOutputError(f"{flag} {out}: is a folder; name the file to write (e.g. {path / 'comparison.json'})")
+    if not path.parent.is_dir():
+        raise ReportOutputError(f"{flag} {out}: no folder {path.parent}; create it first")
+    return path
+
+
+class ReportOutputError(ValueError):
+    """An output path that cannot be written, found before any work."""
+
+
+def report_command(run):
+    """`pibench report`/`compare`/`rescore`: bad input or output is one line and exit 2."""
+
+    def command(args: argparse.Namespace) -> int:
+        from ..reports.logs import ReportInputError
+
+        try:
+            return run(args)
+        except (ReportInputError, ReportOutputError) as err:
+            print(f"error: {one_line(err)}", file=sys.stderr)
+            return 2
+        except BrokenPipeError:  # output piped into head & co.: main() ends quietly
+            raise
+        except OSError as err:  # writing the output: a full disk, no permission
+            where = f" {err.filename}" if err.filename else ""
+            print(f"error: cannot write{where}: {err.strerror or err}", file=sys.stderr)
+            return 2
+
+    return command
+
+
+@report_command
 def cmd_report(args: argparse.Namespace) -> int:
-    from ..reports.logs import ReportInputError
     from ..reports.report import write_report
 
-    try:
-        done = write_report(args.logs, args.out, resamples=args.resamples, allow_partial=args.allow_partial,
-                            agentbeats_id=args.agentbeats_id)
-    except ReportInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    out = output_folder(args.out)
+    done = write_report(args.logs, out, resamples=args.resamples, allow_partial=args.allow_partial,
+                        agentbeats_id=args.agentbeats_id)
     print(f"report for {', '.join(done['agents'])}:")
     for f in done["files"]:
         print(f"  {f}")
@@ -214,37 +273,36 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+@report_command
 def cmd_compare(args: argparse.Namespace) -> int:
     from ..reports.compare import compare_logs, render
-    from ..reports.logs import ReportInputError
 
-    try:
-        result = compare_logs(args.a, args.b, resamples=args.resamples)
-    except ReportInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    target = output_file("--json", args.json) if args.json else None
+    result = compare_logs(args.a, args.b, resamples=args.resamples, allow_partial=args.allow_partial)
     sys.stdout.write(render(result))
-    if args.json:
+    if target is not None:
         from dataclasses import asdict
 
-        Path(args.json).write_text(json.dumps(asdict(result), indent=2) + "\n", encoding="utf-8")
+        target.write_text(json.dumps(asdict(result), indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.json}", file=sys.stderr)
     return 0 if result.rows else 1
 
 
+@report_command
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from ..reports.logs import ReportInputError
-    from ..reports.rescore import rescore
+    from ..reports.rescore import check_out, rescore
 
-    try:
-        new = rescore(args.log, args.out, source=args.source, judge=args.judge, scoring=args.scoring,
-                      allow_partial=args.allow_partial)
-    except ReportInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    check_out(args.out)  # before the re-scoring runs
+    done = rescore(args.log, args.out, source=args.source, judge=args.judge, scoring=args.scoring,
+                   allow_partial=args.allow_partial)
+    new = done.log
     metrics = new.results.scores[0].metrics if new.results and new.results.scores else {}
     summary = ", ".join(f"{k} {metrics[k].value:.3f}" for k in ("compliance_rate", "overall_score") if k in metrics)
-    print(f"wrote {args.out} ({len(new.samples or [])} samples re-scored; {summary})")
+    print(f"wrote {args.out} ({done.scored} samples re-scored; {summary})")
+    if done.not_scored:
+        listed = "; ".join(done.not_scored[:10]) + (f"; and {len(done.not_scored) - 10} more" if len(done.not_scored) > 10 else "")
+        print(f"note: {len(done.not_scored)} sample(s) not re-scored, kept in the log as they were: {listed}",
+              file=sys.stderr)
     return 0
 
 
@@ -300,23 +358,30 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser(
         "report",
         help="results.json (results_<agent>.json for several agents: leaderboard payload + provenance), "
-        "report.md, columns.png, confusion.png (compare.png) from Inspect logs",
+        "report.md, report.html (the same, one page, charts inlined), columns.png, confusion.png "
+        "(compare.png) from Inspect logs",
     )
     rep.add_argument("logs", nargs="+", metavar="LOG_OR_DIR",
                      help="log files or folders; several logs of one agent are pooled as trials, "
                      "different agents are compared side by side")
     rep.add_argument("--out", required=True, help="folder to write the report into")
-    rep.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    rep.add_argument("--resamples", type=resamples_count, default=2000,
+                     help="bootstrap resamples, 10 to 20000 (default 2000)")
     rep.add_argument("--allow-partial", action="store_true",
-                     help="also report logs of runs that did not finish (status not success)")
+                     help="also report logs of runs that did not finish (status not success); an interrupted "
+                     "`pibench play` session needs no flag: it is named and left out")
     rep.add_argument("--agentbeats-id", help="participant id in the leaderboard payload (default: the agent's name)")
     rep.set_defaults(func=cmd_report)
     cp = sub.add_parser("compare", help="paired comparison of two runs on the same scenarios, per column "
                         "and group, with family-clustered bootstrap intervals")
     cp.add_argument("a", metavar="LOG_A", help="run A: a log file, or a folder of one agent's logs")
     cp.add_argument("b", metavar="LOG_B", help="run B: a log file, or a folder of one agent's logs")
-    cp.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    cp.add_argument("--resamples", type=resamples_count, default=2000,
+                    help="bootstrap resamples, 10 to 20000 (default 2000)")
     cp.add_argument("--json", help="also write the comparison to this JSON file")
+    cp.add_argument("--allow-partial", action="store_true",
+                    help="also compare logs of runs that did not finish or lost samples (what they hold; "
+                    "the output says what was left out)")
     cp.set_defaults(func=cmd_compare)
     rs = sub.add_parser("rescore", help="re-score a log with the current checks, without re-running the agent")
     rs.add_argument("log", help="the log to re-score")
