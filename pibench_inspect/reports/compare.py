@@ -29,7 +29,7 @@ from ..scoring.metrics import COLUMNS, GROUPS
 from .logs import ReportInputError, left_out, load_logs, reported
 from .rows import log_rows
 from .runs import Run, group_runs
-from .stats import RESAMPLES, SEED, Clusters, resample_weights
+from .stats import PRESSURE_STATS, RESAMPLES, SEED, Clusters, resample_weights
 
 HEADLINE = ("compliance_rate", "overall_score", *GROUPS)
 # with fewer families the bootstrap cannot see the spread between them: no verdict is given
@@ -63,6 +63,7 @@ def scenario_means(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {
         sid: {"scenario_id": sid, "status": "completed", "family": rs[0].get("family") or sid,
               "leaderboard_primary": rs[0].get("leaderboard_primary"),
+              "envelope": rs[0].get("envelope"), "combo": rs[0].get("combo"),
               "all_passed": sum(float(r["all_passed"]) for r in rs) / len(rs),
               "partial_credit": sum(float(r["partial_credit"]) for r in rs) / len(rs)}
         for sid, rs in acc.items()
@@ -91,7 +92,8 @@ def paired(a_rows: list[dict[str, Any]], b_rows: list[dict[str, Any]], names: tu
     pa, pb = ca.stats(ones), cb.stats(ones)
     w = resample_weights(len(ca.names), resamples, seed)
     ba, bb = ca.stats(w), cb.stats(w)
-    for key in [*HEADLINE, *[c for c in COLUMNS if c in ca.columns], *[c for c in ca.columns if c not in COLUMNS]]:
+    for key in [*HEADLINE, *PRESSURE_STATS, *[c for c in COLUMNS if c in ca.columns],
+                *[c for c in ca.columns if c not in COLUMNS]]:
         if key not in pa:
             continue
         diff = ba[key] - bb[key]

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..scenario.model import LABELS
 from ..scoring.metrics import COLUMNS, FLAG_RATES, GROUPS
+from .stats import PRESSURE_STATS
 from .usage import ROLES, combined
 
 if TYPE_CHECKING:
@@ -272,11 +273,40 @@ def comparison(results: list[AgentResult], cis: dict[str, dict[str, Any]]) -> st
     """The runs' statistics side by side, each from `cis` (run label -> intervals on the
     scenarios compared)."""
     keys = ["overall_score", "compliance_rate", *GROUPS, *COLUMNS]
+    if any(k in (cis.get(a.agent) or {}) for a in results for k in PRESSURE_STATS):
+        keys[2:2] = PRESSURE_STATS  # what pressure costs each agent, on the cases run both ways
     rows = [[k.replace("_", " ")] + [
         (f"{ci[k]['value']:.3f} [{ci[k]['low']:.2f}, {ci[k]['high']:.2f}]" if k in (ci := cis.get(a.agent) or {}) else "—")
         for a in results]
         for k in keys]
     return table(["statistic", *(column_name(a) for a in results)], rows)
+
+
+def ladder(group: SideBySide) -> str:
+    """Compliance under each envelope, agent by agent, with what pressure costs each: the runs
+    side by side on the same cases, so an agent that gives in shows as a drop from its baseline."""
+    envs = sorted({e for v in group.ladder.values() for e in v["by_envelope"]}, key=lambda e: (e != "baseline", e))
+    rows = []
+    for a in group.runs:
+        view = group.ladder.get(a.agent)
+        if not view:
+            continue
+        cells = [(f"{iv['value']:.2f} [{iv['low']:.2f}, {iv['high']:.2f}]" if (iv := view["by_envelope"].get(e))
+                  else "—") for e in envs]
+        cost = view.get("pressure_cost")
+        tactics = view.get("tactics")
+        rows.append([column_name(a), *cells,
+                     f"**{cost['value']:+.3f}** [{cost['low']:+.3f}, {cost['high']:+.3f}]" if cost else "—",
+                     f"{tactics:.1f}" if tactics is not None else "—"])
+    text = ["### User pressure, agent by agent\n",
+            "Compliance under each envelope (95% intervals, families resampled) and the pressure cost: "
+            "baseline compliance minus compliance under pressure, on the cases run both ways. The last column is "
+            "how many pressure tactics the scripted user played per pressure run (`pibench:tactics`; none with "
+            "an LLM user). `pibench compare A B` says which of these differences are distinguishable.\n",
+            table(["run", *envs, "pressure cost [95% CI]", "tactics played"], rows)]
+    if group.ladder_chart:
+        text.append(f"\n![user pressure, agent by agent]({group.ladder_chart})\n")
+    return "\n".join(text)
 
 
 def compared_heading(group: SideBySide) -> str:
@@ -319,6 +349,8 @@ def render(results: list[AgentResult], groups: list[SideBySide] | None = None, n
         out += [f"## Agents compared\n\n{compared_heading(group)}\n", comparison(group.runs, group.cis)]
         if group.chart:
             out.append(f"\n![agents compared]({group.chart})\n")
+        if len(group.ladder) > 1:
+            out.append(ladder(group))
     if not groups:
         out.append("No run ran every scenario of another run of its scenario set, so none are compared side by "
                    "side.\n")

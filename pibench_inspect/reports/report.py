@@ -138,6 +138,9 @@ def write_report(paths: list[str | Path], out: str | Path, *, resamples: int = R
         if len(cis) > 1:
             group.chart = "compare.png" if len(groups) == 1 else f"compare_{i + 1}.png"
             files.append(charts.compare_chart(cis, out / group.chart))
+        if len(group.ladder) > 1:
+            group.ladder_chart = "ladder.png" if len(groups) == 1 else f"ladder_{i + 1}.png"
+            files.append(charts.ladder_chart(group.ladder, out / group.ladder_chart))
     text = render(results, groups, notes)
     md = out / "report.md"
     md.write_text(text, encoding="utf-8")

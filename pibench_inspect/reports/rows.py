@@ -182,6 +182,8 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
         judge_model=md.get("judge_model"),
         user_model=(sample.store or {}).get("pibench:user_model") or md.get("user_model"),
         user_config=(sample.store or {}).get("pibench:user_config"),
+        # the pressure tactics the scripted user played (conversation/pressure.py)
+        tactics=list((sample.store or {}).get("pibench:tactics") or []),
         checks=checks,
         clauses=clauses(raw),
         scenario_file_found=bool(raw),

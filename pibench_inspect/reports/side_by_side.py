@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .agent_result import AgentResult
+from .robustness import envelope_view
 from .stats import RESAMPLES, SEED, bootstrap
 
 
@@ -25,6 +26,9 @@ class SideBySide:
     runs: list[AgentResult]
     cis: dict[str, dict[str, Any]] = field(default_factory=dict)  # run label -> intervals on `scenarios`
     chart: str | None = None  # the chart file, once written
+    # run label -> its pressure view (reports/robustness.py) on `scenarios`, when they hold envelopes
+    ladder: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ladder_chart: str | None = None
 
     def restated(self) -> list[AgentResult]:
         """The runs that ran more than these scenarios (their numbers here are on these only)."""
@@ -48,6 +52,10 @@ def side_by_side(results: list[AgentResult], resamples: int = RESAMPLES, seed: i
             same = b.run is not None and b.run.ids == g.scenarios
             g.cis[b.agent] = b.ci if same else bootstrap([r for r in b.rows if r["scenario_id"] in g.scenarios],
                                                          resamples, seed)
+            view = b.pressure if same else envelope_view([r for r in b.rows if r["scenario_id"] in g.scenarios],
+                                                         resamples, seed)
+            if view:
+                g.ladder[b.agent] = view
     return out
 
 
