@@ -140,23 +140,33 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.out and len(args.families) > 1:
         print("error: --out takes one family file at a time", file=sys.stderr)
         return 2
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        print(f"error: --out {args.out}: not a folder; name the folder to write the scenarios into", file=sys.stderr)
+        return 2
     failed = 0
     for path in args.families:
         try:
             output = build(path, args.out, args.source)
-        except ScenarioError as err:
-            print(f"error: {err}", file=sys.stderr)
+            if args.check:
+                diffs = differences(output)
+            else:
+                written = write(output)
+        except ScenarioError as err:  # each line names the family file or a generated file
+            for line in str(err).splitlines():
+                print(f"error: {line}", file=sys.stderr)
+            failed += 1
+            continue
+        except OSError as err:  # a write the system refused (permissions, a full disk)
+            print(f"error: {path}: writing to {args.out or 'the scenarios folder'} failed: {err}", file=sys.stderr)
             failed += 1
             continue
         if args.check:
-            diffs = differences(output)
             for d in diffs:
                 print(d)
             failed += bool(diffs)
             print(f"{output.family.family}: {len(output.files)} scenario(s) "
                   + ("differ from the committed files" if diffs else "match the committed files"), file=sys.stderr)
         else:
-            written = write(output)
             print(f"{output.family.family}: wrote {len(written)} scenario(s) to {output.folder}")
     return 1 if failed else 0
 
