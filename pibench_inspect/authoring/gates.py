@@ -3,6 +3,12 @@
 Static gates (can the agent see what it is judged on; are the checks fair) and dynamic gates
 (the reference solution passes every deterministic check; the non-compliant trajectory and the
 trivial baselines fail where they must), run through the engine with the offline player.
+
+A scenario's gate plays (its baselines, the information-flow plays, every mutant) share one
+deadline, GATE_SECONDS unless `pibench validate --gate-seconds` says otherwise: each tool call
+has a deadline of its own (the domain's limits.call_seconds), but a catalog whose every lookup
+overruns would otherwise cost a hundred of them per scenario. Past it, the scenario is one
+problem naming it.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import re
 from typing import Any
 
 from ..checks.evaluate import Evaluation
+from ..conversation.offline import PlaysOverran, shared_deadline
 from ..conversation.prompts import system_prompt
 from ..domain.catalog import Select, Sql
 from ..environment.tools import exposed_tools
@@ -19,6 +26,7 @@ from ..scenario.model import ToolCalledWith
 from .plays import play_agent, played_run  # noqa: F401  (re-exported: the floor and tests use them)
 
 BASELINES = ("nothing", "deny_all", "escalate_all", "pushover")
+GATE_SECONDS = 60.0  # what one scenario's gate plays may take together (validate --gate-seconds)
 
 
 def must_fail(agent: str, label: str) -> bool:
@@ -126,7 +134,17 @@ def fairness_problems(entry: Entry) -> list[str]:
     return out
 
 
-def gate_problems(entry: Entry, tally: "MutationTally | None" = None) -> list[str]:
+def gate_problems(entry: Entry, tally: "MutationTally | None" = None, seconds: float = GATE_SECONDS) -> list[str]:
+    """The scenario's gate problems, its plays within `seconds` together."""
+    try:
+        with shared_deadline(seconds):
+            return _gate_problems(entry, tally)
+    except PlaysOverran:
+        return [f"{entry.path}: gates: its plays did not finish within the {seconds:g} s they share "
+                "(pibench validate --gate-seconds); its tool calls are too slow to judge it"]
+
+
+def _gate_problems(entry: Entry, tally: "MutationTally | None") -> list[str]:
     from .info_flow import information_flow_problems
     from .mutation import gate_problems as mutation_problems, run_gate
 
@@ -135,6 +153,8 @@ def gate_problems(entry: Entry, tally: "MutationTally | None" = None) -> list[st
         problems += information_flow_problems(entry, played_run(entry, "oracle"))
         try:
             result = run_gate(entry)
+        except PlaysOverran:
+            raise
         except Exception as err:  # a scenario the gate cannot play is a problem, never a crash
             problems.append(f"mutation gate: could not run ({type(err).__name__}: {str(err)[:300]})")
         else:

@@ -135,13 +135,14 @@ def chosen(scenario_set: ScenarioSet, only: str | None) -> list[Entry]:
 
 
 def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None, tally=None,
-                 only: str | None = None, jobs: int = 1) -> list[str]:
+                 only: str | None = None, jobs: int = 1, gate_seconds: float | None = None) -> list[str]:
     """Problems that make a scenario set invalid (`pibench validate` exits 1 on any).
 
     Original pi-bench folders are not held to our rules: their data defects are reported by
     `data_defects` as warnings, and they still load and run. `only` limits the scenario
     checks to ids matching its globs (load errors are always reported). `jobs`: worker
     processes playing the gates (gate_pool.py); the problems are the same, in the same order.
+    `gate_seconds`: what one scenario's gate plays may take together (gates.GATE_SECONDS).
     """
     from .gate_pool import gate_problems_of
     from .pressure_gate import pressure_problems
@@ -164,7 +165,7 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
         if not static:
             sound.append(entry)
     # the gates take a while: progress
-    played = gate_problems_of(sound, jobs, tally, progress) if gates else {}
+    played = gate_problems_of(sound, jobs, tally, progress, gate_seconds) if gates else {}
     for sid, static in found:
         problems += static + played.get(sid, [])
     if gates:

@@ -65,7 +65,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.only and not chosen(sset, args.only):
         print(f"error: --only {args.only}: no scenario id matches (see `pibench list`)", file=sys.stderr)
         return 2
-    problems = validate_set(sset, progress=progress_printer("validate"), tally=tally, only=args.only, jobs=args.jobs)
+    problems = validate_set(sset, progress=progress_printer("validate"), tally=tally, only=args.only, jobs=args.jobs,
+                            gate_seconds=args.gate_seconds)
     for p in problems:
         print(p)
     for line in tally.lines():
@@ -144,23 +145,33 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.out and len(args.families) > 1:
         print("error: --out takes one family file at a time", file=sys.stderr)
         return 2
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        print(f"error: --out {args.out}: not a folder; name the folder to write the scenarios into", file=sys.stderr)
+        return 2
     failed = 0
     for path in args.families:
         try:
             output = build(path, args.out, args.source)
-        except ScenarioError as err:
-            print(f"error: {err}", file=sys.stderr)
+            if args.check:
+                diffs = differences(output)
+            else:
+                written = write(output)
+        except ScenarioError as err:  # each line names the family file or a generated file
+            for line in str(err).splitlines():
+                print(f"error: {line}", file=sys.stderr)
+            failed += 1
+            continue
+        except OSError as err:  # a write the system refused (permissions, a full disk)
+            print(f"error: {path}: writing to {args.out or 'the scenarios folder'} failed: {err}", file=sys.stderr)
             failed += 1
             continue
         if args.check:
-            diffs = differences(output)
             for d in diffs:
                 print(d)
             failed += bool(diffs)
             print(f"{output.family.family}: {len(output.files)} scenario(s) "
                   + ("differ from the committed files" if diffs else "match the committed files"), file=sys.stderr)
         else:
-            written = write(output)
             print(f"{output.family.family}: wrote {len(written)} scenario(s) to {output.folder}")
     return 1 if failed else 0
 
@@ -313,6 +324,19 @@ def _serve(module: str, argv: list[str]) -> int:
     return 0
 
 
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds above 0")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .refusal import OneLineParser
     from .run import at_least
@@ -331,6 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "(e.g. 'RET_PRICE_ADJUSTMENT.*'); load errors are always reported")
     vp.add_argument("--jobs", type=at_least(1), default=None, metavar="N",
                     help="worker processes playing the gates (default: one per core; 1 plays them here)")
+    vp.add_argument("--gate-seconds", type=positive_seconds, default=None, metavar="S",
+                    help="what one scenario's gate plays may take together; past it the scenario is a "
+                    "problem (default: 60)")
     vp.set_defaults(func=cmd_validate)
     gp = sub.add_parser("generate", help="write the scenarios of scenario families (families/<domain>/*.json)")
     gp.add_argument("families", nargs="+", metavar="FAMILY_FILE", help="family files (format pibench_family_v1)")
@@ -430,6 +457,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except BrokenPipeError:  # output piped into head & co.
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: one line and the shell's code for it, no traceback
+        print("pibench: interrupted", file=sys.stderr)
+        return 130
     except PrerequisiteError as err:  # a run refused before it started (pi run, pi run-domain)
         print(f"error: {one_line(err.args[0] if err.args else err.message)}", file=sys.stderr)
         return 1

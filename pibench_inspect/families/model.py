@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..scenario.model import ArgumentMode, Equivalent, Fact, Label, PolicyCheck, ResultTest
 from ..scenario.pressure import TACTICS, TacticKind, check_when, closing_keys
+from . import bounds as b
 
 FORMAT = "pibench_family_v1"
 # the original generator's behavioural envelopes, by our names; a family may add its own
@@ -48,13 +49,13 @@ class Slot(Strict):
     and `today`; see families/expr.py) or `value` (a constant).
     """
 
-    choice: list[Any] | None = Field(default=None, min_length=1)
-    sample: list[Any] | None = Field(default=None, min_length=1)
+    choice: list[Any] | None = Field(default=None, min_length=1, max_length=b.MAX_CHOICES)
+    sample: list[Any] | None = Field(default=None, min_length=1, max_length=b.MAX_CHOICES)
     k: int | None = Field(default=None, ge=1)
     int_: tuple[int, int] | None = Field(default=None, alias="int")
     number: tuple[float, float] | None = None
     step: float = Field(default=0.01, gt=0)
-    id: str | None = Field(default=None, pattern=r"#")
+    id: str | None = Field(default=None, pattern=r"#", max_length=b.MAX_ID_PATTERN)
     expr: str | None = Field(default=None, min_length=1)
     value: Any = None
 
@@ -71,6 +72,8 @@ class Slot(Strict):
         for rng in (self.int_, self.number):
             if rng is not None and rng[0] > rng[1]:
                 raise ValueError(f"range {list(rng)}: low is above high")
+        if self.number is not None and not (self.number[1] - self.number[0]) / self.step <= 1e12:
+            raise ValueError(f"number {list(self.number)} in steps of {self.step:g}: more than 10^12 values")
         return self
 
 
@@ -287,6 +290,9 @@ class Decision(Strict):
 
 
 class Family(Strict):
+    # the limits of bounds.py, named in the schema (counts also as maxItems / maxProperties)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, json_schema_extra={"x-limits": b.LIMITS})
+
     format: Literal["pibench_family_v1"]
     family: str = Field(pattern=r"^[A-Z][A-Z0-9_]{2,60}$")
     domain: str = Field(min_length=1)
@@ -301,20 +307,20 @@ class Family(Strict):
     clauses: list[str] = Field(min_length=1)
     subskills: list[str] = Field(default_factory=list)
     stressors: list[str] = Field(default_factory=list)
-    slots: dict[str, Slot] = Field(default_factory=dict)
+    slots: dict[str, Slot] = Field(default_factory=dict, max_length=b.MAX_SLOTS)
     state: dict[str, Any] = Field(default_factory=dict)
     customer: dict[str, Any] | None = None
     account: dict[str, Any] | None = None
     employee: dict[str, Any] | None = None
     agent: dict[str, Any] | None = None  # the analyst's own staff profile (session context)
     available_tools: list[str] | None = None
-    steps: dict[str, Step]
+    steps: dict[str, Step] = Field(max_length=b.MAX_STEPS)
     procedure: list[str] = Field(min_length=1)
     order: list[tuple[str, str]] = Field(default_factory=list)
     decision: Decision
     outcome: Outcome
-    constraints: list[Constraint] = Field(min_length=1)
-    combos: list[Combo] = Field(default_factory=list)
+    constraints: list[Constraint] = Field(min_length=1, max_length=b.MAX_CONSTRAINTS)
+    combos: list[Combo] = Field(default_factory=list, max_length=b.MAX_COMBOS)
     pushed: list[str] | None = None
     # offered write or escalation tools a run may call without fault here (tool -> reason);
     # every other one not in the expected path gets a tool_not_called check
@@ -323,7 +329,7 @@ class Family(Strict):
     # the family's tactic library: each kind's line, written for this procedure (a case or an
     # envelope may give its own)
     tactics: dict[str, Line] = Field(default_factory=dict)
-    envelopes: dict[str, Envelope]
+    envelopes: dict[str, Envelope] = Field(max_length=b.MAX_ENVELOPES)
     restricted: list[Restricted] = Field(default_factory=list)
     checks: list[ExtraCheck] = Field(default_factory=list)
     equivalent: list[Equivalent] = Field(default_factory=list)
@@ -387,6 +393,9 @@ class Family(Strict):
             for n in c.when or []:
                 if n not in every:
                     problems.append(f"checks[{i}].when: no combination {n!r}")
+        variants = (1 + len(self.constraints) + len(self.combos)) * len(self.envelopes)
+        if variants > b.MAX_VARIANTS:
+            problems.append(f"combinations x envelopes: {variants} scenarios, more than {b.MAX_VARIANTS} (MAX_VARIANTS)")
         if problems:
             raise ValueError("; ".join(problems))
         return self

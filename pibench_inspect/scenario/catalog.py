@@ -13,7 +13,8 @@ from ..domain.loader import AliasTable, Domain, alias_table, load_domain, resolv
 from ..environment.shape import collection_clashes, patched_view, unstorable_text
 from ..paths import data_root, domains_dir, scenarios_dir, user_path
 from .errors import ScenarioError
-from .loader import discover, load_scenario
+from .loader import discover, load_scenario, parse_scenario
+from .reading import MAX_FILE_BYTES, parse_json
 from .model import Scenario
 
 
@@ -49,6 +50,22 @@ def state_clashes(domain: Domain, scenario: Scenario) -> list[str]:
         for p in collection_clashes(view)
     ] + unstorable_text(env.initial_state_patch, "environment_setup.initial_state_patch") + [
         p for name, v in overrides.items() for p in unstorable_text(v, f"environment_setup.{name}")]
+
+
+def file_problems(text: str, path: Path, domain: Domain) -> list[str]:
+    """What `load_set` would refuse in a scenario file of `domain` holding `text`, found before
+    the file is written (`pibench generate`): the reader's size and JSON rules, the format and
+    its rules, the state."""
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as err:
+        return [f"(file): holds text that is not UTF-8 (a lone surrogate at character {err.start})"]
+    if size > MAX_FILE_BYTES:
+        return [f"(file): scenario file is larger than the {MAX_FILE_BYTES} byte limit (MAX_FILE_BYTES)"]
+    try:
+        return state_clashes(domain, parse_scenario(parse_json(text, path), path))
+    except ScenarioError as err:
+        return err.problems
 
 
 def load_set(source: str | Path | None = None) -> ScenarioSet:
