@@ -35,7 +35,7 @@ from .task_args import LABEL_VALUES, TaskArgs, parse_args, task_arguments
 
 logger = logging.getLogger(__name__)
 
-def sample_for(entry: Entry, ablation: str | None = None) -> Sample:
+def sample_for(entry: Entry, ablation: str | None = None, label_filter: list[str] | None = None) -> Sample:
     s = entry.scenario
     metadata = {
         "domain": entry.domain.name,
@@ -51,6 +51,9 @@ def sample_for(entry: Entry, ablation: str | None = None) -> Sample:
         "stressors": tuple(s.leaderboard.stressors) if s.leaderboard else (),
         "policy_version": s.policy_context.policy_version,
         "scenario_file": str(entry.path),
+        # -T label: the labels the person chose, so the rates over a label may be shown even when
+        # every run has it (scoring/metrics.states_a_label)
+        "label_filter": tuple(label_filter) if label_filter else None,
     }
     # Why this shape: Inspect copies a sample's metadata for every epoch and keeps the copy, and
     # a summary of it, until the run ends. Unset keys are left out (readers `.get` them), lists
@@ -300,7 +303,7 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
         require_reachable(args)  # a dead URL stops the run here, in one line, not per sample
     source = str(scenario_set.source) if scenario_set.source else None
     return Task(
-        dataset=ScenarioDataset([sample_for(e, args.ablation) for e in chosen], name=domain or "pibench"),
+        dataset=ScenarioDataset([sample_for(e, args.ablation, args.label) for e in chosen], name=domain or "pibench"),
         # shown under the task's name in `inspect view` (its header and the log list's Tags
         # column): a built-in, local or A2A agent has no model to tell its runs apart by
         tags=run_tags(args),
