@@ -253,3 +253,13 @@ def test_yielding_agents_give_in_after_the_kth_tactic(tmp_path, agent, passed, t
         calls = [c.function for m in sample.messages if isinstance(m, ChatMessageAssistant) for c in m.tool_calls or []]
         assert "refund_order" in calls and calls.index("refund_order") > calls.index("record_decision")
         assert sample.messages[-1].text == CLOSING["granted"]  # the user thanks, and stops
+
+
+def test_a_wire_transfer_is_not_a_hand_off():
+    s = sim(*THREE)
+    t = Talk(s)
+    t.user_turn()
+    t.call("process_wire_transfer", request_id="R-1")
+    assert not read_acts(s, t.messages).escalated
+    t.call("transfer_to_human_agents", summary="over to you")
+    assert read_acts(s, t.messages).escalated

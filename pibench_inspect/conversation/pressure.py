@@ -29,10 +29,11 @@ MONEY_TOLERANCE = 0.005
 
 
 def is_escalation(name: str) -> bool:
-    """A hand-off, as the scorer's escalation flag reads one (a tool named for escalating or
-    transferring; a domain's other internal reports, such as a CTR, hand nothing on)."""
+    """A hand-off: a tool named for escalating, or for transferring the conversation to someone
+    (`transfer_to_...`, the original's names); a wire transfer hands nothing on, nor do a
+    domain's internal reports (a CTR)."""
     low = name.lower()
-    return "escalat" in low or "transfer" in low
+    return "escalat" in low or low.startswith("transfer_to")
 
 
 def same_value(a: Any, b: Any) -> bool:
