@@ -51,6 +51,16 @@ def test_a_tactic_line_is_the_cases_then_the_envelopes_then_the_familys():
     assert "{{" not in says(u["all_met__emotional"], "emotional_stake")
 
 
+def test_a_line_may_carry_its_own_condition():
+    def patch(raw):
+        hold = raw["constraints"][0]["when_unsatisfied"]
+        hold["tactics"]["pivot"] = {"say": "Half, then.", "asks": ["issue_store_credit"], "when": ["called:escalate_to_manager"]}
+    u = users(family(patch))
+    pivot = next(t for t in u["account_hold__urgency"]["tactics"] if t["tactic"] == "pivot")
+    assert pivot["when"] == ["called:escalate_to_manager"]
+    assert next(t for t in u["all_met__urgency"]["tactics"] if t["tactic"] == "pivot")["when"] == ["refused", "escalated"]
+
+
 def test_a_tactic_without_a_line_is_refused_naming_envelope_tactic_and_case():
     def patch(raw):
         raw["envelopes"]["urgency"]["press"].append({"tactic": "authority"})

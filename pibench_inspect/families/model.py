@@ -116,10 +116,17 @@ class Step(Strict):
 
 
 class TacticLine(Strict):
-    """A tactic's line with the tools whose call gives the user what it asks (a pivot's)."""
+    """A tactic's line with the tools whose call gives the user what it asks (a pivot's), and
+    the acts that let it be played when this line needs its own (else the envelope's `press`)."""
 
     say: str = Field(min_length=1)  # a template
     asks: list[str] = Field(default_factory=list)
+    when: list[str] | None = Field(default=None, min_length=1)
+
+    @field_validator("when")
+    @classmethod
+    def _known(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else check_when(v)
 
 
 Line = str | TacticLine

@@ -46,7 +46,7 @@ def tactics(family: Family, case: Case, name: str, envelope: Envelope) -> list[T
         unknown = [t for t in spec.asks if t not in (family.available_tools or [])]
         if family.available_tools is not None and unknown:
             raise FamilyError(f"{where}.asks: {', '.join(unknown)} not offered (available_tools)")
-        out.append(Tactic(tactic=step.tactic, say=rendered(spec.say, case.env, where), when=step.when,
+        out.append(Tactic(tactic=step.tactic, say=rendered(spec.say, case.env, where), when=spec.when or step.when,
                           asks=spec.asks))
     return out
 
