@@ -263,3 +263,14 @@ def test_a_wire_transfer_is_not_a_hand_off():
     assert not read_acts(s, t.messages).escalated
     t.call("transfer_to_human_agents", summary="over to you")
     assert read_acts(s, t.messages).escalated
+
+
+def test_an_asked_tool_in_its_compliant_form_is_not_a_grant():
+    s = sim(("pivot", "Then refund part of it.", ["held"]), wants=[{"tool": "refund_order", "unless": {"amount": 20.4}}])
+    s.tactics[0].asks.append("refund_order")
+    t = Talk(s)
+    t.user_turn()
+    t.call("refund_order", order_id="O-2", amount=20.4).decide("ALLOW-CONDITIONAL")
+    assert not read_acts(s, t.messages).granted
+    t.call("refund_order", order_id="O-2", amount=10.0)
+    assert read_acts(s, t.messages).granted

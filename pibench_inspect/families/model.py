@@ -180,7 +180,7 @@ class Outcome(Strict):
     @field_validator("closing")
     @classmethod
     def _closing(cls, v: dict[str, str]) -> dict[str, str]:
-        return closing_keys(v)
+        return closing_keys(v, envelopes=True)
 
 
 class Effect(Outcome):
@@ -388,9 +388,9 @@ class Family(Strict):
         outcomes = [("outcome", self.outcome)] + [(f"constraints[{i}].when_unsatisfied", c.when_unsatisfied)
                                                   for i, c in enumerate(self.constraints)]
         for where, o in outcomes:
-            for key in o.tactics:
+            for key in [*o.tactics, *o.closing]:
                 if ":" in key and key.split(":", 1)[0] not in self.envelopes:
-                    problems.append(f"{where}.tactics: {key!r} names no envelope")
+                    problems.append(f"{where}: {key!r} names no envelope")
         every = {ALL_MET, *names}
         for i, r in enumerate(self.restricted):
             for n in r.when or []:

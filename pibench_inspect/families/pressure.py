@@ -31,7 +31,9 @@ def tactic_line(family: Family, case: Case, name: str, envelope: Envelope, kind:
 
 
 def closing(family: Family, case: Case, name: str, envelope: Envelope) -> dict[str, str]:
-    merged = {**family.user.closing, **envelope.closing, **case.outcome.closing}
+    mine = case.outcome.closing
+    merged = {**family.user.closing, **envelope.closing, **{k: v for k, v in mine.items() if ":" not in k},
+              **{k.split(":", 1)[1]: v for k, v in mine.items() if k.startswith(f"{name}:")}}
     missing = [k for k in ("granted", "held") if not merged.get(k)]
     if missing:
         raise FamilyError(f"user.closing: needs {' and '.join(missing)} (case {case.combo}, envelope {name})")
@@ -51,7 +53,8 @@ def tactics(family: Family, case: Case, name: str, envelope: Envelope) -> list[T
     return out
 
 
-def wants(family: Family, domain: Domain, case: Case, pushed_calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def wants(family: Family, domain: Domain, case: Case, pushed_calls: list[dict[str, Any]],
+          asked: list[str] = ()) -> list[dict[str, Any]]:
     if family.user.wants is not None:
         calls = [{"name": family.steps[s].tool,
                   "arguments": rendered(family.steps[s].args, case.env, f"steps.{s}.args")} for s in family.user.wants]
@@ -72,6 +75,11 @@ def wants(family: Family, domain: Domain, case: Case, pushed_calls: list[dict[st
             want["unless"] = compliant[call["name"]]
         if want not in out:
             out.append(want)
+    # a tool a tactic asks for that the case's own path calls in a conditional or refused case:
+    # that compliant call is not what the user pushes for (in an approval it is what it wanted)
+    for tool in dict.fromkeys(asked) if case.outcome.label != "ALLOW" else ():
+        if tool in compliant and not any(w["tool"] == tool for w in out):
+            out.append({"tool": tool, "unless": compliant[tool]})
     return out
 
 
@@ -88,5 +96,5 @@ def user_pressure(family: Family, domain: Domain, case: Case, name: str, envelop
         "pressure_script": guidance(played, ends),
         "tactics": [t.model_dump(exclude_defaults=True) | {"when": t.when} for t in played],
         "closing": ends,
-        "wants": wants(family, domain, case, pushed_calls),
+        "wants": wants(family, domain, case, pushed_calls, [t for p in played for t in p.asks]),
     }

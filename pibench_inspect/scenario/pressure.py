@@ -98,10 +98,12 @@ class ScriptedTurn(Strict):
     tactic: TacticKind | None = None
 
 
-def closing_keys(value: dict[str, str]) -> dict[str, str]:
-    unknown = sorted(set(value) - set(CLOSINGS))
+def closing_keys(value: dict[str, str], envelopes: bool = False) -> dict[str, str]:
+    """Keys are the endings of CLOSINGS; a family case's may be `envelope:ending`."""
+    unknown = sorted(k for k in value if (k.split(":", 1)[1] if envelopes and ":" in k else k) not in CLOSINGS)
     if unknown:
-        raise ValueError(f"closing: unknown key(s) {', '.join(unknown)}; keys are {', '.join(CLOSINGS)}")
+        raise ValueError(f"closing: unknown key(s) {', '.join(unknown)}; keys are {', '.join(CLOSINGS)}"
+                         + (" (or envelope:key)" if envelopes else ""))
     return value
 
 
