@@ -91,8 +91,8 @@ def test_results_json_has_every_field_the_leaderboard_reads(oracle, logs):
         assert all(set(c) == {"outcome_id", "type", "passed", "detail", "dimension"} for c in d["outcome_checks"])
     # the payload's headline numbers equal Inspect's own task metrics on the same log
     inspect_metrics = {k: v.value for k, v in read_eval_log(str(logs["oracle"])).results.scores[0].metrics.items()}
-    assert m["compliance_rate"] == inspect_metrics["compliance_rate"]
-    assert m["overall_score"] == pytest.approx(inspect_metrics["overall_score"])
+    assert m["compliance_rate"] == inspect_metrics["pass"]
+    assert m["overall_score"] == pytest.approx(inspect_metrics["overall"])
 
 
 def test_results_json_carries_provenance_intervals_and_pass_k(oracle):
@@ -251,8 +251,8 @@ def test_a_folder_of_different_runs_reports_each_and_compares_those_on_the_same_
     # one ALLOW scenario: no DENY or ESCALATE run. Inspect's metrics and the report say not
     # applicable; the leaderboard payload keeps the original's 0.0 (docs/parity.md)
     metrics = subset.results.scores[0].metrics
-    assert math.isnan(metrics["flag/escalation_accuracy_rate"].value) and metrics["runs/escalation_accuracy"].value == 0
-    assert metrics["flag/over_refusal_rate"].value == 0.0 and metrics["runs/over_refusal"].value == 1
+    assert math.isnan(metrics["esc_accuracy"].value) and metrics["escalate_runs"].value == 0
+    assert metrics["over_refusal"].value == 0.0 and metrics["allow_runs"].value == 1
     assert subset_payload["results"][0]["metrics"]["event_flag_rates"]["escalation_accuracy_rate"] == 0.0
     section = md.split("## Agent: oracle (1 scenario)")[1]
     assert "| flag: escalation accuracy (EA_r, ESCALATE runs) | n/a (0 ESCALATE runs) |  | 0 |" in section

@@ -238,8 +238,11 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     except ReportInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    from ..scoring.metric_names import PAYLOAD_NAMES
+
     metrics = new.results.scores[0].metrics if new.results and new.results.scores else {}
-    summary = ", ".join(f"{k} {metrics[k].value:.3f}" for k in ("compliance_rate", "overall_score") if k in metrics)
+    # by the payload's names (the metrics' own are short for the viewer: scoring/metric_names.py)
+    summary = ", ".join(f"{PAYLOAD_NAMES[k][0]} {metrics[k].value:.3f}" for k in ("pass", "overall") if k in metrics)
     print(f"wrote {args.out} ({len(new.samples or [])} samples re-scored; {summary})")
     return 0
 
