@@ -158,3 +158,27 @@ def test_the_payload_keeps_the_originals_names_and_the_same_numbers(tmp_path):
         compared += 1
     assert {"pass", "overall", "violation"} <= set(inspect_metrics) and compared >= 6
     assert 0.0 < inspect_metrics["overall"] < 1.0  # partial credit, not all or nothing
+
+
+def test_partial_credit_shows_rounded_and_is_read_exactly():
+    """The samples list shows a score value's numbers with every digit they have (4/13 read
+    0.3076923076923077): the value holds partial_credit rounded to 3 decimals; the record and
+    the slim metadata keep `credit` [passed, scored], from which every reader gets it exactly. A
+    `credit` that is not two counts with 0 <= passed <= scored > 0 is not read."""
+    from pibench_inspect.checks.decision import Decision
+    from pibench_inspect.checks.evaluate import Evaluation
+    from pibench_inspect.scoring.metrics import column_scores
+    from pibench_inspect.scoring.record import partial_credit, slim_metadata
+    from pibench_inspect.scoring.scorer import score_value
+
+    ev = Evaluation(decision=Decision("DENY", "tool", None), partial_credit=4 / 13, credit=(4, 13))
+    value = score_value(ev)
+    assert value["partial_credit"] == 0.308 and repr(value["partial_credit"]) == "0.308"
+    md = slim_metadata({"termination": "user_stop", "credit": [4, 13]}, "ref")
+    assert md["credit"] == [4, 13] and partial_credit(value, md) == 4 / 13
+    score = SampleScore(score=Score(value=value, metadata={**md, "column": COLUMNS[0]}), sample_id="A")
+    assert column_scores([score])[COLUMNS[0]]["score"] == 4 / 13  # the metrics read it exactly
+    assert partial_credit(value, {}) == 0.308  # a log without credit: the value
+    assert partial_credit({"partial_credit": 0.25}, {"credit": [4, 13]}) == 4 / 13
+    for hostile in ([5, 3], [1, 0], [-1, 2], [True, 2], ["1", "2"], [1, 2, 3], "1/2", None):
+        assert partial_credit({"partial_credit": 0.5}, {"credit": hostile}) == 0.5, hostile
