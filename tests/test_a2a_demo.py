@@ -42,7 +42,7 @@ def test_the_a2a_demo_runs_end_to_end_and_the_readme_demos_report(tmp_path, flag
     proc = subprocess.run(
         [sys.executable, "-m", "examples.a2a_demo.run_demo", *flags, "--save-to", str(out),
          "--log-dir", str(fresh / "logs" / "a2a_demo")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,  # a loaded machine: minutes
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     said = proc.stdout
