@@ -29,6 +29,7 @@ from .reports.rows import check_rows, log_rows
 from .reports.stats import RESAMPLES, SEED, bootstrap, pass_hat_k
 from .reports.usage import ROLES
 from .scoring.metrics import COLUMNS, GROUPS
+from .scoring.record import SCORER, partial_credit
 from .scoring.scorer import FLAG_KEYS, FLAGS
 
 Logs = Union[str, Path, EvalLog, LoadedLog, Iterable[Union[str, Path, EvalLog, LoadedLog]]]
@@ -186,6 +187,11 @@ def usage(logs: Logs) -> pd.DataFrame:
                         "total_tokens": "Int64", "cost": "Float64"})
 
 
+def _exact_credit(sample: Any) -> float | None:
+    score = (sample.scores or {}).get(SCORER)
+    return None if score is None else partial_credit(score.value, score.metadata)
+
+
 def _score(key: str) -> str:
     return f"scores.pibench_scorer.{key}"
 
@@ -194,7 +200,8 @@ def _score(key: str) -> str:
 # says about the run (`samples_df(logs, columns=SampleSummary + PIBENCH_COLUMNS)`)
 PIBENCH_COLUMNS = [
     SampleColumn("pibench_all_passed", path=_score("value.all_passed"), type=bool),
-    SampleColumn("pibench_partial_credit", path=_score("value.partial_credit"), type=float),
+    # exact: the score metadata's credit (the value's partial_credit is rounded for the viewer)
+    SampleColumn("pibench_partial_credit", path=_exact_credit, type=float),
     *[SampleColumn(f"pibench_{key}", path=_score(f"value.{key}"), type=bool) for key in FLAG_KEYS.values()],
     SampleColumn("pibench_decision", path=_score("answer"), type=str),
     SampleColumn("pibench_termination", path=_score("metadata.termination"), type=str),

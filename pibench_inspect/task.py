@@ -29,7 +29,7 @@ from .scenario.catalog import Entry, ScenarioSet, load_set
 from .scenario.content_hash import content_hash
 from .scenario.shard import in_shard
 from .scoring.metrics import COLUMNS
-from .scoring.metrics import DESCRIPTIONS as METRIC_DESCRIPTIONS
+from .scoring.metric_names import DESCRIPTIONS as METRIC_DESCRIPTIONS
 from .scoring.scorer import pibench_scorer
 from .task_args import LABEL_VALUES, TaskArgs, parse_args, task_arguments
 

@@ -24,8 +24,7 @@ from pibench_inspect.conversation.prompts import agent_case_id
 from pibench_inspect.conversation.seeds import derive_seed
 from pibench_inspect.scoring.metrics import label_rate
 
-LABEL_RATES = ("flag/under_refusal_rate", "flag/over_refusal_rate", "flag/escalation_accuracy_rate",
-               "runs/under_refusal", "runs/over_refusal", "runs/escalation_accuracy")
+LABEL_RATES = ("under_refusal", "over_refusal", "esc_accuracy", "deny_runs", "allow_runs", "escalate_runs")
 
 
 # ---------------------------------------------------------------- a local protocol agent
@@ -160,7 +159,7 @@ def test_a_one_scenario_run_does_not_state_its_label_on_the_console(capfd):
     # ("0 DENY runs; 0 ALLOW or ALLOW-CONDITIONAL runs" said ESCALATE)
     assert label_metrics(one) == {}
     assert "not applicable" not in err and not re.search(r"\b(DENY|ESCALATE|ALLOW)\b", err), err
-    assert one.results.scores[0].metrics["compliance_rate"].value == 1.0
+    assert one.results.scores[0].metrics["pass"].value == 1.0
     # two scenarios of different label groups: every rate, as before (the mix, not who has which)
     other = next(sid for sid, e in sorted(shipped().entries.items()) if e.domain.name == "finra"
                  and label_rate(e.scenario.expected) != label_rate(expected))

@@ -25,22 +25,22 @@ def test_keyless_demo_prints_metrics(tmp_path):
     r = run([INSPECT, "eval", "pibench_inspect/pibench", "-T", "agent=oracle", "-T", "user=scripted",
              "-T", "label=DENY", "--model", "none", "--display", "plain", "--log-dir", str(tmp_path)], tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "compliance_rate" in r.stdout and "overall_score" in r.stdout
+    assert "pass " in r.stdout and "overall " in r.stdout
     # one naming scheme, no package-prefixed metrics, and the end-of-run error summary
     assert "pibench_inspect/" not in r.stdout.split("total time")[-1]
-    assert "column/Policy Activation" in r.stdout and "semantic" not in r.stdout
+    assert "activation " in r.stdout and "semantic" not in r.stdout
     assert "0 error, 0 agent_error, 0 user_error" in r.stderr
     # DENY scenarios only: the over-refusal and escalation accuracy rates have nothing to measure.
     # They are not applicable (nan beside their count of runs, 0), never a 0, and said so
     table = {line.split()[0]: line.split()[-1] for line in r.stdout.split("total time")[-1].splitlines()
              if line.strip() and len(line.split()) >= 2}
-    assert table["flag/escalation_accuracy_rate"] == "nan" and table["runs/escalation_accuracy"] == "0.000"
-    assert table["flag/over_refusal_rate"] == "nan" and table["runs/over_refusal"] == "0.000"
-    assert table["flag/under_refusal_rate"] == "0.000" and float(table["runs/under_refusal"]) > 0
-    assert [k for k, v in table.items() if v == "nan"] == ["flag/over_refusal_rate", "flag/escalation_accuracy_rate"]
-    assert ("pibench: not applicable (no run in the denominator): flag/over_refusal_rate (0 ALLOW or "
-            "ALLOW-CONDITIONAL runs); flag/escalation_accuracy_rate (0 ESCALATE runs)") in r.stderr
-    assert any(line.split()[-1] == "1.000" for line in r.stdout.splitlines() if line.strip().startswith("compliance_rate"))
+    assert table["esc_accuracy"] == "nan" and table["escalate_runs"] == "0.000"
+    assert table["over_refusal"] == "nan" and table["allow_runs"] == "0.000"
+    assert table["under_refusal"] == "0.000" and float(table["deny_runs"]) > 0
+    assert [k for k, v in table.items() if v == "nan"] == ["over_refusal", "esc_accuracy"]
+    assert ("pibench: not applicable (no run in the denominator): over_refusal (0 ALLOW or "
+            "ALLOW-CONDITIONAL runs); esc_accuracy (0 ESCALATE runs)") in r.stderr
+    assert table["pass"] == "1.000"
 
 
 @pytest.mark.slow

@@ -31,7 +31,7 @@ def test_oracle_passes_every_fixture_scenario():
         assert sc.value["all_passed"] == 1.0, (sid, sc.explanation)
         assert sc.metadata["termination"] == "user_stop"
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
-    assert metrics["compliance_rate"] == 1.0 and metrics["overall_score"] == 1.0
+    assert metrics["pass"] == 1.0 and metrics["overall"] == 1.0
 
 
 @pytest.mark.parametrize("agent, passing", [
@@ -180,8 +180,8 @@ def test_epochs_give_repeatability_and_pass_k():
     log = run_eval(mini(agent="oracle"), epochs=2)
     assert len(log.results.scores) == 1 and log.results.scores[0].reducer is None  # one row, untagged
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
-    assert metrics["repeatability/pass^(k=2)"] == 1.0 and metrics["repeatability/policy_pass_all"] == 1.0
-    assert metrics["compliance_rate"] == 1.0
+    assert metrics["pass^(k=2)"] == 1.0 and metrics["pass_all"] == 1.0
+    assert metrics["pass"] == 1.0
     assert set(full_score(log.samples[0]).value) == {
         "all_passed", "partial_credit", "violation", "under_refusal", "over_refusal", "escalation_correct",
         "forbidden_attempt"}

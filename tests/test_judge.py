@@ -48,7 +48,7 @@ def test_grader_verdict_scores_the_nl_tier_only():
     assert sc.metadata["semantic_score"] == 1.0 and sc.metadata["judge_model"] == "mockllm/model"
     assert sc.value["partial_credit"] == 1.0  # strict partial credit is tier 1 only
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
-    assert metrics["semantic_score"] == 1.0
+    assert metrics["semantic"] == 1.0
 
 
 def test_no_verdict_fails_the_check_but_not_tier_one():

@@ -13,10 +13,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from inspect_ai.log import read_eval_log, write_eval_log
 
-from conftest import ROOT, registered, run_eval, full_score
+from conftest import ROOT, mini_copies, registered, run_eval, full_score
 from pibench_inspect.analysis import final_state
 from pibench_inspect.cli import main
 from pibench_inspect.conversation.keys import STATE_CHANGES
+from pibench_inspect.conversation.orchestrator import CUT
 from pibench_inspect.environment.merge import apply_changes, apply_diff, compact_changes, diff_value
 
 OLD = ROOT / "tests" / "fixtures" / "logs"
@@ -127,6 +128,27 @@ def test_a_new_keyless_log_stores_a_diff_and_names_the_policy(mini_source, tmp_p
         assert infos and all(len(str(e.data)) <= 100 for e in infos)
 
 
+
+def test_a_turn_cut_short_says_where_the_whole_text_is(tmp_path):
+    """A scripted party's turn longer than TURN_CHARS shows its start and ends saying the whole
+    text is in the Messages tab, still within TURN_CHARS (no attachment), and is the start of
+    that message (issue 42: turns were cut with no pointer)."""
+    long_opening = "I need a refund for order ORD-1001, " + "which arrived broken and late, " * 8 + "please."
+
+    def patch(i, d):
+        d["user_simulation"]["initial_user_message"] = long_opening
+
+    src = mini_copies(tmp_path, 1, "LONG", patch)
+    log = run_eval(registered(source=str(src), agent="oracle", user="scripted"), log_dir=str(tmp_path / "logs"))
+    (sample,) = log.samples
+    turns = [e for e in sample.events if e.event == "info" and e.source == "user (scripted)"]
+    shown = str(turns[0].data)
+    assert len(shown) <= 100 and shown.endswith(CUT) and shown == shown.strip()
+    assert long_opening.startswith(shown.removesuffix(CUT)) and len(shown.removesuffix(CUT)) >= 60
+    assert sample.messages[1].text == long_opening  # the whole text: the sample's message
+    assert all(len(str(e.data)) <= 100 for e in sample.events if e.event == "info" and e.source != "pibench_scorer")
+
+
 def test_a_model_agent_still_gets_the_whole_policy(mini_source, tmp_path):
     from inspect_ai.model import ModelOutput, get_model
 
@@ -164,7 +186,7 @@ def test_a_new_score_is_compact_and_reads_as_an_old_one(mini_source, tmp_path):
     for s in log.samples:
         slim = s.scores["pibench_scorer"].metadata
         assert slim["format"] == SCORE_FORMAT == 3
-        assert set(slim) <= {"format", "ref", "termination", "semantic_score", "malformed_calls"}, slim
+        assert set(slim) <= {"format", "ref", "termination", "semantic_score", "malformed_calls", "credit"}, slim
         (event,) = [e for e in s.events if e.event == "info" and e.source == RECORD_SOURCE]
         assert event.data["ref"] == slim["ref"]
         md = score_record(s)

@@ -90,8 +90,8 @@ def test_results_json_has_every_field_the_leaderboard_reads(oracle, logs):
         assert all(set(c) == {"outcome_id", "type", "passed", "detail", "dimension"} for c in d["outcome_checks"])
     # the payload's headline numbers equal Inspect's own task metrics on the same log
     inspect_metrics = {k: v.value for k, v in read_eval_log(str(logs["oracle"])).results.scores[0].metrics.items()}
-    assert m["compliance_rate"] == inspect_metrics["compliance_rate"]
-    assert m["overall_score"] == pytest.approx(inspect_metrics["overall_score"])
+    assert m["compliance_rate"] == inspect_metrics["pass"]
+    assert m["overall_score"] == pytest.approx(inspect_metrics["overall"])
 
 
 def test_results_json_carries_provenance_intervals_and_pass_k(oracle):
@@ -257,8 +257,8 @@ def test_a_folder_of_different_runs_reports_each_and_compares_those_on_the_same_
     # leaderboard payload keeps the original's 0.0 (docs/parity.md); Inspect's metrics, which the
     # console prints, leave the rates over some labels out: they would state the label (issue 40)
     metrics = subset.results.scores[0].metrics
-    assert not any(k.startswith("runs/") or k in ("flag/escalation_accuracy_rate", "flag/over_refusal_rate")
-                   for k in metrics) and "flag/violation_rate" in metrics
+    assert not any(k.endswith("_runs") or k in ("esc_accuracy", "over_refusal", "under_refusal")
+                   for k in metrics) and "violation" in metrics
     assert subset_payload["results"][0]["metrics"]["event_flag_rates"]["escalation_accuracy_rate"] == 0.0
     section = md.split("## Agent: oracle (1 scenario)")[1]
     assert "| flag: escalation accuracy (EA_r, ESCALATE runs) | n/a (0 ESCALATE runs) |  | 0 |" in section

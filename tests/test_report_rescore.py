@@ -40,7 +40,7 @@ def test_changed_check_changes_the_rescored_result(mini_source, tmp_path, capsys
     assert sc.value["all_passed"] == 0.0
     s1 = next(c for c in check_list(sc.metadata["checks"]) if c["outcome_id"] == "S1")
     assert s1["status"] == "failed" and "refunded" in s1["detail"]
-    assert new.results.scores[0].metrics["compliance_rate"].value == 0.0
+    assert new.results.scores[0].metrics["pass"].value == 0.0
     assert new.eval.metadata["pibench_rescored"]["from"] == str(log.location)
     assert new.samples[0].messages == log.samples[0].messages  # the agent did not run again
 
@@ -98,7 +98,7 @@ def test_rescore_changes_the_scoring_through_the_command(tmp_path):
         new = read_eval_log(str(out))
         score = full_score(new.samples[0])
         assert score.metadata["scoring"] == scoring and score.metadata["semantic_score"] == semantic
-        assert ("semantic_score" in new.results.scores[0].metrics) == (semantic is not None)
+        assert ("semantic" in new.results.scores[0].metrics) == (semantic is not None)
         assert new.eval.metadata["pibench_rescored"]["scoring"] == scoring
     r = subprocess.run([pibench, "rescore", str(log.location), "--out", str(tmp_path / "x.eval"), "--scoring", "lax"],
                        capture_output=True, text=True)

@@ -49,6 +49,8 @@ class Evaluation:
     results: list[CheckResult] = field(default_factory=list)
     all_passed: bool = False
     partial_credit: float = 0.0
+    # (passed, scored): partial_credit exactly; the score value shows it rounded (scoring/scorer.py)
+    credit: tuple[int, int] = (0, 0)
     semantic_score: float | None = None
     flags: dict[str, bool] = field(default_factory=dict)
     reason: str | None = None  # why nothing was scored (abnormal termination)
@@ -150,7 +152,8 @@ async def evaluate(
     # partial credit: the original counts NL verdicts in it (parity); ours is deterministic,
     # tier 1 only, so the overall score never depends on a judge (docs/design.md)
     scored = tier1 + tier2 if parity else tier1
-    ev.partial_credit = sum(1 for r in scored if r.passed) / len(scored) if scored else 0.0
+    ev.credit = (sum(1 for r in scored if r.passed), len(scored))
+    ev.partial_credit = ev.credit[0] / ev.credit[1] if scored else 0.0
     ev.semantic_score = (
         sum(1 for r in tier2 if r.passed) / len(tier2) if tier2 else (1.0 if parity else None)
     )

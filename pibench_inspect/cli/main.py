@@ -307,8 +307,11 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     done = rescore(args.log, args.out, source=args.source, judge=args.judge, scoring=args.scoring,
                    allow_partial=args.allow_partial)
     new = done.log
+    from ..scoring.metric_names import PAYLOAD_NAMES
+
     metrics = new.results.scores[0].metrics if new.results and new.results.scores else {}
-    summary = ", ".join(f"{k} {metrics[k].value:.3f}" for k in ("compliance_rate", "overall_score") if k in metrics)
+    # by the payload's names (the metrics' own are short for the viewer: scoring/metric_names.py)
+    summary = ", ".join(f"{PAYLOAD_NAMES[k][0]} {metrics[k].value:.3f}" for k in ("pass", "overall") if k in metrics)
     print(f"wrote {args.out} ({done.scored} samples re-scored; {summary})")
     if done.not_scored:
         listed = "; ".join(done.not_scored[:10]) + (f"; and {len(done.not_scored) - 10} more" if len(done.not_scored) > 10 else "")

@@ -28,7 +28,7 @@ SCORE_FORMAT = 3
 
 # what the metrics read from every score Inspect keeps in memory, besides `termination`; each
 # only when set (an unset one reads as None or 0 either way)
-KEPT_WHEN_SET = ("semantic_score", "malformed_calls")
+KEPT_WHEN_SET = ("semantic_score", "malformed_calls", "credit")
 
 
 def new_ref() -> str:
@@ -40,6 +40,23 @@ def slim_metadata(record: dict[str, Any], ref: str) -> dict[str, Any]:
     values of KEPT_WHEN_SET."""
     return {"format": SCORE_FORMAT, "ref": ref, "termination": record.get("termination"),
             **{k: record[k] for k in KEPT_WHEN_SET if record.get(k)}}
+
+
+def partial_credit(value: Any, md: Any) -> float:
+    """A score's partial credit, exactly. The score value's `partial_credit` is rounded to 3
+    decimals so the viewer shows it readably; the record and the slim metadata keep `credit`,
+    [passed, scored], from which it is exact (the metrics and the leaderboard payload read it).
+    Logs written before hold the exact figure in the value, and a `credit` that is not two
+    counts with 0 <= passed <= scored > 0 is not read."""
+    credit = md.get("credit") if isinstance(md, dict) else None
+    if isinstance(credit, (list, tuple)) and len(credit) == 2 and \
+            all(isinstance(x, int) and not isinstance(x, bool) for x in credit) and 0 <= credit[0] <= credit[1] > 0:
+        return credit[0] / credit[1]
+    raw = value.get("partial_credit", 0.0) if isinstance(value, dict) else 0.0
+    try:
+        return float(raw)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def info_record(record: dict[str, Any], ref: str) -> dict[str, Any]:

@@ -38,10 +38,15 @@ from .metrics import FLAG_KEYS, SCORER_METRICS
 
 FLAGS = tuple(FLAG_KEYS)
 
+CREDIT_DECIMALS = 3  # the viewer shows a score value's numbers with every digit they have
+
+
 def score_value(ev: Evaluation) -> dict[str, float]:
+    """The numbers the viewer's samples list shows; partial_credit rounded for it (the exact
+    figure is the record's `credit`, record.partial_credit reads it)."""
     return {
         "all_passed": float(ev.all_passed),
-        "partial_credit": float(ev.partial_credit),
+        "partial_credit": round(float(ev.partial_credit), CREDIT_DECIMALS),
         **{key: float(ev.flags.get(flag, False)) for flag, key in FLAG_KEYS.items()},
     }
 
@@ -198,9 +203,11 @@ def sample_evaluator(scenario_set: ScenarioSet, judge: Any, parity: bool | None
             "decision_valid": ev.decision.valid,
             "decision_error": ev.decision.error,
             "semantic_score": ev.semantic_score,
+            # partial credit exactly, as [passed, scored] (the value's is rounded for display)
+            "credit": list(ev.credit) if ev.credit[1] else None,
             "reason": ev.reason,
             # each check compact (explain.compact_check; read them with explain.check_list); the
-            # verdicts, credit and flags are the score value's, the dimensions follow from the types
+            # verdicts, the (rounded) credit and the flags are the score value's, the dimensions follow from the types
             **view,
             # the scenario author's notes, for whoever reviews the score (never shown to the agent)
             "notes": scenario.meta.notes or None,
