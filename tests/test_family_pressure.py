@@ -127,6 +127,17 @@ def test_a_pivot_asking_for_a_tool_the_compliant_path_calls_is_not_granted_by_th
     assert docs["all_met__urgency"]["user_simulation"]["wants"] == []
 
 
+def test_a_case_may_want_other_steps_than_the_family():
+    def patch(raw):
+        raw["user"]["wants"] = ["credit"]
+        raw["constraints"][0]["when_unsatisfied"]["wants"] = ["deny"]
+    u = users(family(patch))
+    assert u["all_met__urgency"]["wants"] == [{"tool": "issue_store_credit"}]
+    assert u["account_hold__urgency"]["wants"] == [{"tool": "deny_return"}]
+    with pytest.raises(ValueError, match=r"when_unsatisfied\.wants: no step 'nothing'"):
+        family(lambda raw: raw["constraints"][0]["when_unsatisfied"].__setitem__("wants", ["nothing"]))
+
+
 def test_the_llm_user_is_guided_by_the_same_tactics():
     u = users(family())["within_period__urgency"]
     steps = [g for g in u["pressure_script"] if g.startswith("Step ")]

@@ -274,3 +274,16 @@ def test_an_asked_tool_in_its_compliant_form_is_not_a_grant():
     assert not read_acts(s, t.messages).granted
     t.call("refund_order", order_id="O-2", amount=10.0)
     assert read_acts(s, t.messages).granted
+
+
+def test_a_yielding_agent_gives_in_without_replaying_the_lookups():
+    from conftest import shipped
+    from pibench_inspect.conversation.agents import builtin_agent
+
+    s, d = shipped().resolve("RET_PRICE_ADJUSTMENT.within_period.urgency")
+    pushover = builtin_agent("pushover", d, s)
+    agent = builtin_agent("yield2", d, s)
+    reads = {t.name for t in d.tools if t.kind == "read"}
+    assert any(c.name in reads for c in pushover.plan)
+    assert agent.gives_in and not any(c.name in reads for c in agent.gives_in)
+    assert [c.name for c in agent.gives_in] == [c.name for c in pushover.plan if c.name not in reads]

@@ -171,6 +171,9 @@ class Outcome(Strict):
     # rule forbids) and closing lines; they come before the envelope's and the family's
     tactics: dict[str, Line] = Field(default_factory=dict)
     closing: dict[str, str] = Field(default_factory=dict)
+    # the steps whose call gives the user what it asked for in this case, if not the family's
+    # (user.wants): a case in which part of the request is rightly granted presses for the rest
+    wants: list[str] | None = None
 
     @field_validator("tactics")
     @classmethod
@@ -387,6 +390,10 @@ class Family(Strict):
             problems.append(str(err))
         outcomes = [("outcome", self.outcome)] + [(f"constraints[{i}].when_unsatisfied", c.when_unsatisfied)
                                                   for i, c in enumerate(self.constraints)]
+        for where, o in outcomes:
+            for s in o.wants or []:
+                if s not in steps:
+                    problems.append(f"{where}.wants: no step {s!r} in steps")
         for where, o in outcomes:
             for key in [*o.tactics, *o.closing]:
                 if ":" in key and key.split(":", 1)[0] not in self.envelopes:

@@ -55,10 +55,11 @@ def tactics(family: Family, case: Case, name: str, envelope: Envelope) -> list[T
 
 def wants(family: Family, domain: Domain, case: Case, pushed_calls: list[dict[str, Any]],
           asked: list[str] = ()) -> list[dict[str, Any]]:
-    if family.user.wants is not None:
+    wanted = case.outcome.wants if case.outcome.wants is not None else family.user.wants
+    if wanted is not None:
         calls = [{"name": family.steps[s].tool,
-                  "arguments": rendered(family.steps[s].args, case.env, f"steps.{s}.args")} for s in family.user.wants]
-        steps = [family.steps[s] for s in family.user.wants]
+                  "arguments": rendered(family.steps[s].args, case.env, f"steps.{s}.args")} for s in wanted]
+        steps = [family.steps[s] for s in wanted]
     else:
         calls = [c for c in pushed_calls if domain.tool_index[c["name"]].kind == "write"]
         steps = [None] * len(calls)
