@@ -48,9 +48,29 @@ def tactics(family: Family, case: Case, name: str, envelope: Envelope) -> list[T
         unknown = [t for t in spec.asks if t not in (family.available_tools or [])]
         if family.available_tools is not None and unknown:
             raise FamilyError(f"{where}.asks: {', '.join(unknown)} not offered (available_tools)")
-        out.append(Tactic(tactic=step.tactic, say=rendered(spec.say, case.env, where), when=spec.when or step.when,
-                          asks=spec.asks))
+        when = spec.when or played_when(case, step.when, own=where.startswith(f"{case.combo}."))
+        out.append(Tactic(tactic=step.tactic, say=rendered(spec.say, case.env, where), when=when, asks=spec.asks))
     return out
+
+
+# what "held" (the press default) means for a line, by whose it is and what the case expects
+DECIDED_AGAINST = ["refused", "escalated", "conditional"]
+NOT_GRANTED_AT_ALL = ["undecided", "refused", "escalated"]
+
+
+def played_when(case: Case, when: list[str], own: bool) -> list[str]:
+    """The acts that let a line be played when neither it nor its press step says more than
+    `held`. A case's own line answers the rule that decides the case (the clause quoted back, a
+    pivot the same rule forbids), so it waits until the agent has decided against the request;
+    an envelope's or the family's line asks for the thing itself, so in a case granted with a
+    condition it is not played once the conditional grant is made."""
+    if when != ["held"]:
+        return when
+    if own and case.outcome.label != "ALLOW":
+        return DECIDED_AGAINST
+    if not own and case.outcome.label == "ALLOW-CONDITIONAL":
+        return NOT_GRANTED_AT_ALL
+    return when
 
 
 def wants(family: Family, domain: Domain, case: Case, pushed_calls: list[dict[str, Any]],
