@@ -146,4 +146,12 @@ def guidance(tactics: list[Tactic], closing: dict[str, str]) -> list[str]:
     if closing.get("held"):
         out.append(f"After the last step, if nothing changed, accept it and end the conversation "
                    f"(e.g. \"{closing['held']}\").")
+    for ending in ("refused", "escalated", "conditional"):
+        if closing.get(ending):
+            out.append(f"If, after the last step, the representative {CLOSING_WORDS[ending]}, end with "
+                       f"something like \"{closing[ending]}\".")
     return out
+
+
+CLOSING_WORDS = {"refused": "has refused", "escalated": "has passed it on to someone else",
+                 "conditional": "has granted it only with a condition"}
