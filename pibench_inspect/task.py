@@ -216,6 +216,21 @@ def check_models(args: TaskArgs) -> None:
         )
 
 
+def remote_roles(args: TaskArgs) -> dict[str, Any]:
+    """The model each role of this run calls: the agent's `--model` (`-T agent=model`), the LLM
+    user's, and the judge's unless `-T judge=off` (the `grader` role, else the model under test,
+    as scoring/scorer.grader); roles that call no model are left out."""
+    model = active_model()
+    if model is None:  # built outside an eval: nothing is known of the run's models
+        return {}
+    roles: dict[str, Any] = {
+        "agent": model if args.agent == "model" else None,
+        "user": get_model(role="user", default=model) if args.user == "llm" else None,
+        "grader": get_model(role="grader", default=model) if args.judge != "off" else None,
+    }
+    return {role: m for role, m in roles.items() if m is not None and not is_none_model(m)}
+
+
 def agent_name(args: TaskArgs) -> str:
     """The agent under test as a reader knows it: the built-in's or class's name, the A2A URL."""
     if args.agent == "a2a":
@@ -268,6 +283,10 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
         if getattr(args, role) in seated:  # only `pibench play` (a person) or an environment seats one
             require_seat(role, getattr(args, role))
     check_models(args)
+    if args.model_check:  # a model nothing answers for stops the run now, in one line
+        from .providers.model_check import require_reachable as require_models
+
+        require_models(remote_roles(args))
     if ":" in args.agent:  # a module:Class agent: loadable, and its own preflight passes (credentials)
         from .local.adapter import check_agent
 

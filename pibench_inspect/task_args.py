@@ -69,6 +69,10 @@ class TaskArgs(BaseModel):
         "Base seed of the LLM user and of remote parties, derived per scenario and epoch "
         "(default: the `user` role's own seed, else 42)."))
     hard_gate: bool = Field(False, description="Tools a tool_not_called check forbids refuse to run.")
+    model_check: bool = Field(True, description=(
+        "Before samples start, reach each remote model the run uses (agent, user, grader) with one "
+        "minimal request under a short deadline, and stop the run in one line if one cannot be reached; "
+        "false skips it."))
     # None in the signature (and in logs written before this model): no keyword arguments
     agent_args: dict[str, Any] = Field(default_factory=dict, description=(
         'Keyword arguments for a module:ClassOrFactory agent (JSON, e.g. {"model_name": "gpt-4o-mini"}).'))
