@@ -38,7 +38,7 @@ def test_keyless_demo_prints_metrics(tmp_path):
     assert table["flag/over_refusal_rate"] == "nan" and table["runs/over_refusal"] == "0.000"
     assert table["flag/under_refusal_rate"] == "0.000" and float(table["runs/under_refusal"]) > 0
     assert [k for k, v in table.items() if v == "nan"] == ["flag/over_refusal_rate", "flag/escalation_accuracy_rate"]
-    assert ("pibench: not applicable (no run in the denominator): flag/over_refusal_rate (0 ALLOW or "
+    assert ("pi-bench: not applicable (no run in the denominator): flag/over_refusal_rate (0 ALLOW or "
             "ALLOW-CONDITIONAL runs); flag/escalation_accuracy_rate (0 ESCALATE runs)") in r.stderr
     assert any(line.split()[-1] == "1.000" for line in r.stdout.splitlines() if line.strip().startswith("compliance_rate"))
 

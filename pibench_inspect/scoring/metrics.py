@@ -88,7 +88,7 @@ DESCRIPTIONS: dict[str, str] = {
     "policy_understanding": "mean of the Policy Activation, Interpretation and Evidence Grounding column scores",
     "policy_execution": "mean of the Procedural Compliance, Authorization & Access Control and Temporal / State Reasoning column scores",
     "policy_boundaries": "mean of the Safety Boundary Enforcement, Privacy & Information Flow and Escalation / Abstention column scores",
-    "semantic_score": "mean NL-judge score over the runs whose NL tier was scored (absent when none was)",
+    "semantic_score": "mean NL-judge score over the runs in which an NL check was judged (absent when none was: the end of the run says `semantic_score not scored` and why)",
     "error_rate": "share of scored runs whose conversation ended on agent_error or user_error",
     "column/NAME": "the column's score: mean partial credit (passed / evaluated deterministic checks) of its runs",
     "domain/NAME": "compliance rate of the domain's runs",

@@ -82,8 +82,13 @@ def explanation(ev: Evaluation, nl_tier: str = "scored", calls: dict[str, Any] |
     errors = [r for r in ev.results if r.status == "judge_error"]
     if errors:
         lines.append(f"{len(errors)} NL check(s) had a judge error (excluded from scores): {errors[0].detail}")
-    if ev.semantic_score is not None:
-        lines.append(f"semantic score (NL tier): {ev.semantic_score:.2f}")
+    if ev.judged_semantic is not None:
+        lines.append(f"semantic score (NL tier): {ev.judged_semantic:.2f}")
+    elif ev.semantic_score is not None:  # parity, nothing judged: the original's 1.0 is not a score
+        lines.append("semantic score (NL tier): not scored (no NL check was judged; the parity payload "
+                     f"keeps the original's {ev.semantic_score:.2f})")
+    elif any(r.tier == 2 for r in ev.results):
+        lines.append("semantic score (NL tier): not scored (no NL check was judged)")
     return "\n".join(lines)
 
 
@@ -174,6 +179,7 @@ def sample_evaluator(scenario_set: ScenarioSet, judge: Any, parity: bool | None
             parity=domain.original_layout if parity is None else parity,
         )
         view = failed_sample_view(ev, trace, final_state, scenario, initial)
+        parity_mode = domain.original_layout if parity is None else parity
         record = {
             # label, column and domain are the sample's metadata (metrics and reports read them
             # there): not repeated here
@@ -192,12 +198,15 @@ def sample_evaluator(scenario_set: ScenarioSet, judge: Any, parity: bool | None
             "tool_calls": [e.name for e in trace.entries],
             "nl_tier": nl_tier if scenario.criteria.nl_judge_checks else "no_nl_checks",
             "judge_model": str(sample_judge.model) if isinstance(sample_judge, ModelJudge) and sample_judge.model else None,
-            "scoring": "parity" if (domain.original_layout if parity is None else parity) else "strict",
+            "scoring": "parity" if parity_mode else "strict",
             "canonical_decision": ev.decision.decision,
             "decision_channel": ev.decision.channel,
             "decision_valid": ev.decision.valid,
             "decision_error": ev.decision.error,
-            "semantic_score": ev.semantic_score,
+            # what a person reads: None (not scored) when no NL check was judged; in parity
+            # scoring the original's value (1.0 then) is kept apart for its payload
+            "semantic_score": ev.judged_semantic,
+            **({"parity_semantic_score": ev.semantic_score} if parity_mode else {}),
             "reason": ev.reason,
             # each check compact (explain.compact_check; read them with explain.check_list); the
             # verdicts, credit and flags are the score value's, the dimensions follow from the types
