@@ -45,10 +45,16 @@ def test_keyless_demo_prints_metrics(tmp_path):
 
 @pytest.mark.slow
 def test_registered_task_name_and_relative_source(tmp_path):
-    r = run([INSPECT, "eval", "pibench_inspect/pibench", "-T", "source=tests/fixtures/mini", "-T", "agent=nothing",
-             "-T", "user=scripted", "--model", "none", "--display", "plain", "--log-dir", str(tmp_path)], ROOT)
-    assert r.returncode == 0, r.stdout + r.stderr
+    # stdout and stderr into one pipe, as `2>&1` and CI logs have them
+    r = subprocess.run([INSPECT, "eval", "pibench_inspect/pibench", "-T", "source=tests/fixtures/mini", "-T", "agent=nothing",
+                        "-T", "user=scripted", "--model", "none", "--log-dir", str(tmp_path)],
+                       cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout
     assert "mini" in r.stdout and "(3 samples)" in r.stdout
+    # the end-of-run summary names the task once, on a line of its own (Inspect's last line of
+    # spaces has no newline: the summary followed 80 spaces)
+    assert "\npi-bench: 3 sample(s) of pibench; 0 error, 0 agent_error, 0 user_error\n" in r.stdout, r.stdout[-600:]
+    assert "pibench pibench" not in r.stdout
 
 
 @pytest.mark.slow
