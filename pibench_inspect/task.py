@@ -20,7 +20,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import get_model
 
 from . import _bootstrap  # noqa: F401  (environment set-up before litellm can load)
-from .cli.refusal import Refusal, closest, matches_any, prefix_glob
+from .cli.refusal import Refusal, closest, glob_fix, is_glob, matches_any, prefix_glob
 from .conversation.seats import SEATED_AGENTS, SEATED_USERS, require_seat
 from .conversation.solver import conversation, is_none_model
 from .runtime.inspect_internals import SAMPLE_ID_LOGGER, PrerequisiteError, active_model, sample_id_patterns
@@ -158,11 +158,12 @@ logging.getLogger(SAMPLE_ID_LOGGER).addFilter(_OwnSampleIdWarnings())
 
 
 def unmatched_hint(pattern: str, ids: list[str]) -> str:
-    """'RET_01' (did you mean 'RET_01*'? it matches 10; closest: RET_010_..., ...)"""
+    """'RET_01' (did you mean 'RET_01*'? it matches 10; closest: RET_010_..., ...); a misspelt
+    glob gets the glob meant: 'RET_PRICE_ADJUSTMNT.*' (did you mean 'RET_PRICE_ADJUSTMENT.*'? ...)."""
     parts = []
-    if (glob := prefix_glob(pattern, ids)) is not None:
+    if (glob := prefix_glob(pattern, ids) or glob_fix(pattern, ids)) is not None:
         parts.append(f"did you mean '{glob[0]}'? it matches {glob[1]}")
-    if close := closest(pattern, ids):
+    if (not glob or not is_glob(pattern)) and (close := closest(pattern, ids)):
         parts.append(f"closest: {', '.join(close)}")
     return f"{pattern!r}" + (f" ({'; '.join(parts)})" if parts else "")
 

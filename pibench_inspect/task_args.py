@@ -111,9 +111,11 @@ class TaskArgs(BaseModel):
     def _known_agent(cls, v: str) -> str:
         # a seated agent ("human", an environment's "policy") is checked for its seat by the task
         if v not in ("model", "a2a", *SEATED_AGENTS) and v not in BUILTIN_AGENTS and ":" not in v:
+            near = closest(v, ("model", "a2a", *BUILTIN_AGENTS), 1)
             raise ValueError(
-                f"expected 'model', 'a2a', 'human' (pibench play), one of {', '.join(BUILTIN_AGENTS)}, or "
-                f"module:ClassOrFactory implementing pibench_inspect.local.AgentProtocol; got {v!r}"
+                "no such agent" + (f" (did you mean {near[0]}?)" if near else "")
+                + f"; expected 'model', 'a2a', 'human' (pibench play), one of {', '.join(BUILTIN_AGENTS)}, or "
+                "module:ClassOrFactory implementing pibench_inspect.local.AgentProtocol"
             )
         return v
 
@@ -122,7 +124,11 @@ class TaskArgs(BaseModel):
     def _known_labels(cls, v: list[str] | None) -> list[str] | None:
         bad = [x for x in v or [] if x not in LABEL_VALUES]
         if bad:
-            raise ValueError(f"unknown label(s) {', '.join(bad)}; labels are {', '.join(LABEL_VALUES)}")
+            said = []
+            for x in bad:  # a label in another case, or a prefix of one: say which was meant
+                near = [lab for lab in LABEL_VALUES if lab.lower() == x.lower()] or closest(x.upper(), LABEL_VALUES, 1)
+                said.append(f"{x}" + (f" (did you mean {near[0]}?)" if near else ""))
+            raise ValueError(f"unknown label(s) {', '.join(said)}; labels are {', '.join(LABEL_VALUES)}")
         return v
 
     @model_validator(mode="after")
@@ -169,9 +175,11 @@ def parse_args(task_args: dict[str, Any], model: type[TaskArgs] = TaskArgs) -> T
     try:
         return model.model_validate(task_args)
     except ValidationError as err:
-        problems = "; ".join(_problem(e, task_args, model) for e in err.errors(include_url=False))
-        known = ", ".join(model.model_fields)
-        raise Refusal(f"{problems}; the task arguments are {known} (README: Task arguments)") from None
+        errors = err.errors(include_url=False)
+        problems = "; ".join(_problem(e, task_args, model) for e in errors)
+        if any(e["type"] == "extra_forbidden" for e in errors):  # a name no argument has: list them
+            problems += f"; the task arguments are {', '.join(model.model_fields)} (README: Task arguments)"
+        raise Refusal(problems) from None
 
 
 def signature(args: type[TaskArgs] = TaskArgs) -> inspect.Signature:
