@@ -25,6 +25,7 @@ from .conversation.seats import SEATED_AGENTS, SEATED_USERS, require_seat
 from .conversation.solver import conversation, is_none_model
 from .runtime.inspect_internals import SAMPLE_ID_LOGGER, PrerequisiteError, active_model, sample_id_patterns
 from .conversation.prompts import policy_shared, shared_policies
+from .environment.merge import DIFF_LEGEND
 from .scenario.catalog import Entry, ScenarioSet, load_set
 from .scenario.content_hash import content_hash
 from .scenario.shard import in_shard
@@ -333,6 +334,8 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
             "scenario_set": content_hash(source),
             # what each metric is, in one line (docs/metrics.md); the viewer's Task tab shows it
             "metrics": dict(METRIC_DESCRIPTIONS),
+            # how to read each sample's store `pibench:state_changes` (environment/merge.py)
+            "state_changes": dict(DIFF_LEGEND),
             # once per log, not in each sample's system message (conversation/prompts.policy_shared)
             **({"policies": shared_policies({id(e.domain): e.domain for e in chosen}.values())}
                if policy_shared(args.agent) else {}),
