@@ -51,10 +51,14 @@ def flag_of(value: dict[str, Any], flag: str) -> bool:
     return bool(value.get(FLAG_KEYS[flag], value.get(flag)))
 
 
-def _call(c: dict[str, Any] | None) -> str:
+def _call(c: dict[str, Any] | None, expected: bool = False) -> str:
+    """A call as the explanation shows it; an expected call with no argument constrained reads
+    `tool(any arguments)`, and an ordering check's adds what it had to come before."""
     if not c:
         return "no call at all"
-    return f"{c['tool']}({', '.join(f'{k}={json.dumps(v, default=str)}' for k, v in (c.get('arguments') or {}).items())})"
+    args = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in (c.get("arguments") or {}).items())
+    said = f"{c['tool']}({args or ('any arguments' if expected else '')})"
+    return said + (f", before {c['before']}" if expected and c.get("before") else "")
 
 
 def explanation(ev: Evaluation, nl_tier: str = "scored", calls: dict[str, Any] | None = None) -> str:
@@ -73,7 +77,7 @@ def explanation(ev: Evaluation, nl_tier: str = "scored", calls: dict[str, Any] |
             lines.append(f"- {r.outcome_id} ({r.type}): {r.detail}" + (f" [{why}]" if why else ""))
             if calls and r.outcome_id in calls:
                 c = calls[r.outcome_id]
-                lines.append(f"    expected: {_call(c['expected'])}")
+                lines.append(f"    expected: {_call(c['expected'], expected=True)}")
                 lines.append(f"    closest:  {_call(c['closest_actual'])}")
     else:
         lines.append("every evaluated check passed" if ev.results else "no check was evaluated")
