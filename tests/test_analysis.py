@@ -62,6 +62,9 @@ def test_frames_have_stable_nullable_dtypes_and_one_run_number(logs):
     assert str(analysis.usage(logs["oracle"])["cost"].dtype) == "Float64"
 
 
+# Inspect 0.3.258's samples_df calls DataFrame.drop_duplicates(inplace=True), which pandas 3.1
+# deprecates: Inspect's own warning, raised in its code (not the project's), whatever columns are asked for
+@pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.drop_duplicates is deprecated")
 def test_inspect_samples_df_expands_the_score(logs):
     from inspect_ai.analysis import SampleSummary, samples_df
 
