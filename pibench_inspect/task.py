@@ -23,7 +23,10 @@ from . import _bootstrap  # noqa: F401  (environment set-up before litellm can l
 from .cli.refusal import Refusal, closest, glob_fix, is_glob, matches_any, prefix_glob
 from .conversation.seats import SEATED_AGENTS, SEATED_USERS, require_seat
 from .conversation.solver import conversation, is_none_model
-from .runtime.inspect_internals import SAMPLE_ID_LOGGER, PrerequisiteError, active_model, sample_id_patterns
+from .runtime.startup import settle_imports
+from .runtime.inspect_internals import (
+    SAMPLE_ID_LOGGER, PrerequisiteError, active_model, eval_sample_ids, sample_id_matcher, sample_id_patterns,
+)
 from .conversation.prompts import policy_shared, shared_policies
 from .environment.merge import DIFF_LEGEND
 from .scenario.catalog import Entry, ScenarioSet, load_set
@@ -169,33 +172,41 @@ def unmatched_hint(pattern: str, ids: list[str]) -> str:
     return f"{pattern!r}" + (f" ({'; '.join(parts)})" if parts else "")
 
 
+def check_patterns(patterns: list[str], ids: list[str], matched: int, task: str) -> None:
+    """Say which `--sample-id` patterns match none of `ids` (the task's scenarios), with the
+    closest ids: a Refusal when nothing matched at all (`matched` 0), else a warning, once."""
+    unmatched = [p for p in patterns if not matches_any(p, ids)]
+    if not unmatched and matched:
+        return
+    said = "; ".join(unmatched_hint(p, ids) for p in unmatched or patterns)
+    if not matched:
+        raise Refusal(f"--sample-id {','.join(patterns)}: no scenario {said} in task '{task}'; "
+                      "`pibench list` shows every scenario id")
+    line = (f"--sample-id: {said} matches no scenario in task '{task}'; "
+            f"running the {matched} that the other patterns match")
+    if line not in _SAID:  # Inspect slices the dataset twice
+        _SAID.add(line)
+        logger.warning(line)
+
+
 class ScenarioDataset(MemoryDataset):
     """A MemoryDataset that answers `--sample-id` itself: a pattern matching no scenario is named
     with the closest ids (by prefix and edit distance; Inspect's own message lists only the first
-    eight ids): a refusal when nothing matches, a warning when the other patterns match."""
+    eight ids): a refusal when nothing matches, a warning when the other patterns match.
 
-    def __init__(self, samples: list[Sample], name: str) -> None:
+    `known_ids`: every scenario id of the task, when the dataset holds only those `--sample-id`
+    selects (the task read it before Inspect filters: see build_task)."""
+
+    def __init__(self, samples: list[Sample], name: str, known_ids: list[str] | None = None) -> None:
         super().__init__(samples, name=name)
+        self.known_ids = known_ids
         _OWN_DATASETS.add(name)
 
     def filter(self, predicate, name=None):  # type: ignore[override]
         out = super().filter(predicate, name)
         patterns = sample_id_patterns(predicate)
-        if patterns is None:
-            return out
-        ids = [str(s.id) for s in self]
-        unmatched = [p for p in patterns if not matches_any(p, ids)]
-        if not unmatched:
-            return out
-        said = "; ".join(unmatched_hint(p, ids) for p in unmatched)
-        if len(out) == 0:
-            raise Refusal(f"--sample-id {','.join(patterns)}: no scenario {said} in task '{self.name}'; "
-                          "`pibench list` shows every scenario id")
-        line = (f"--sample-id: {said} matches no scenario in task '{self.name}'; "
-                f"running the {len(out)} that the other patterns match")
-        if line not in _SAID:  # Inspect slices the dataset twice
-            _SAID.add(line)
-            logger.warning(line)
+        if patterns is not None:
+            check_patterns(patterns, self.known_ids or [str(s.id) for s in self], len(out), self.name)
         return out
 
 
@@ -281,6 +292,7 @@ def domain_task(domain: str | None) -> Callable[[Callable[[], Any]], Callable[..
 def build_task(domain: str | None, args: TaskArgs) -> Task:
     """The Task for one domain (or every domain with `domain=None`)."""
     register_hooks()
+    settle_imports()
     for role, seated in (("agent", SEATED_AGENTS), ("user", SEATED_USERS)):
         if getattr(args, role) in seated:  # only `pibench play` (a person) or an environment seats one
             require_seat(role, getattr(args, role))
@@ -298,8 +310,11 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
             raise
         except ValueError as err:  # already names -T agent=...; said in one line, no traceback
             raise Refusal(str(err)) from None
+    # `--sample-id`, read before Inspect filters the dataset with it: only what runs is loaded
+    # (an ablation may need the family's other variants: everything is loaded for it)
+    wanted = None if args.ablation else eval_sample_ids()
     try:
-        scenario_set: ScenarioSet = load_set(args.source)
+        scenario_set: ScenarioSet = load_set(args.source, only=sample_id_matcher(wanted) if wanted else None)
     except FileNotFoundError as err:
         why = str(err).split(": ", 1)[-1]  # "source PATH: no scenarios/ folder (...)"
         raise Refusal(f"-T source={args.source}: {why}; pass a folder holding scenarios/ and domains/") from None
@@ -308,6 +323,11 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
     entries = (
         list(scenario_set.entries.values()) if domain is None else scenario_set.by_domain(domain)
     )
+    known = None
+    if wanted:  # every id of the task, for naming the closest to a pattern that matches none
+        known = [e.scenario.scenario_id for e in entries] + [
+            sid for sid, d in scenario_set.unloaded.items() if domain is None or d == domain]
+        check_patterns(wanted, known, len(entries), domain or "pibench")
     if not entries:
         where = f"domain {domain!r}" if domain else "any domain"
         raise Refusal(f"no valid scenarios for {where} under {scenario_set.source or 'the package data'}")
@@ -321,7 +341,8 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
         require_reachable(args)  # a dead URL stops the run here, in one line, not per sample
     source = str(scenario_set.source) if scenario_set.source else None
     return Task(
-        dataset=ScenarioDataset([sample_for(e, args.ablation) for e in chosen], name=domain or "pibench"),
+        dataset=ScenarioDataset([sample_for(e, args.ablation) for e in chosen], name=domain or "pibench",
+                                known_ids=known),
         # shown under the task's name in `inspect view` (its header and the log list's Tags
         # column): a built-in, local or A2A agent has no model to tell its runs apart by
         tags=run_tags(args),

@@ -101,12 +101,35 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def progress_printer(what: str, every: int = 10):
-    """Progress of a long command on stderr: every `every` items and at the end."""
+def duration(seconds: float) -> str:
+    """12s, 3m05s, 1h02m."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def progress_printer(what: str, every: int = 10, quiet_for: float = 10.0, clock=None):
+    """Progress of a long command on stderr: every `every` items, or `quiet_for` seconds at the
+    latest, and at the end; with the time taken so far and an estimate of the time left (the
+    mean time per item so far, times the items left)."""
+    import time
+
+    clock = clock or time.monotonic
+    start = clock()
+    last = [start]
 
     def show(i: int, n: int, item: str) -> None:
-        if i == 1 or i % every == 0 or i == n:
-            print(f"{what}: {i}/{n} ({item})", file=sys.stderr, flush=True)
+        now = clock()
+        if not (i == 1 or i % every == 0 or i == n or now - last[0] >= quiet_for):
+            return
+        last[0] = now
+        took = now - start
+        when = (f"done in {duration(took)}" if i == n else
+                f"{duration(took)} so far, about {duration(took / i * (n - i))} left")
+        print(f"{what}: {i}/{n} ({item}); {when}", file=sys.stderr, flush=True)
 
     return show
 
