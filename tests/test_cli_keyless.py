@@ -65,3 +65,15 @@ def test_list_and_pi_alias():
     assert r.returncode == 0 and re.search(
         r"\d+ scenarios: \d+ from \d+ famil(y|ies), \d+ written by hand \(\d+ famil(y|ies) in the statistics, "
         r"a hand-written scenario its own\): retail \d+$", r.stdout.strip()), r.stdout
+
+
+def test_the_readme_explains_every_baseline_beside_the_keyless_demo():
+    """Issue 42: the README never said what `nothing`, `deny_all`, `escalate_all` or `pushover` do."""
+    from pibench_inspect.conversation.agents import BUILTIN_AGENTS
+
+    readme = (ROOT / "README.md").read_text()
+    demo = readme[readme.index("## Keyless demo"):readme.index("A run that cannot work stops")]
+    for agent in BUILTIN_AGENTS:
+        lines = [x for x in demo.splitlines() if x.startswith(f"* `{agent}`: ")]
+        assert len(lines) == 1, f"the keyless demo gives {agent} no line of its own"
+    assert "docs/baselines.md" in demo

@@ -7,6 +7,7 @@ endpoint and error, and how to skip the check. Keyless runs reach nothing.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import subprocess
 import sys
@@ -88,6 +89,11 @@ def test_keyless_and_local_models_are_never_reached():
 
 def test_the_roles_a_run_calls():
     """Which models a run's roles call: only those that generate, as the solver and scorer bind them."""
+    # the bindings are context variables: set them in a copy, never in the rest of the test run's context
+    contextvars.copy_context().run(_roles_a_run_calls)
+
+
+def _roles_a_run_calls():
     from inspect_ai.model import get_model
 
     from pibench_inspect.runtime.inspect_internals import bind_models
