@@ -20,10 +20,12 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import get_model
 
 from . import _bootstrap  # noqa: F401  (environment set-up before litellm can load)
+from .runtime.startup import settle_imports
+
+settle_imports()  # before the package's own imports (runtime/startup.py)
 from .cli.refusal import Refusal, closest, glob_fix, is_glob, matches_any, prefix_glob
 from .conversation.seats import SEATED_AGENTS, SEATED_USERS, require_seat
 from .conversation.solver import conversation, is_none_model
-from .runtime.startup import settle_imports
 from .runtime.inspect_internals import (
     SAMPLE_ID_LOGGER, PrerequisiteError, active_model, eval_sample_ids, sample_id_matcher, sample_id_patterns,
 )
@@ -292,7 +294,6 @@ def domain_task(domain: str | None) -> Callable[[Callable[[], Any]], Callable[..
 def build_task(domain: str | None, args: TaskArgs) -> Task:
     """The Task for one domain (or every domain with `domain=None`)."""
     register_hooks()
-    settle_imports()
     for role, seated in (("agent", SEATED_AGENTS), ("user", SEATED_USERS)):
         if getattr(args, role) in seated:  # only `pibench play` (a person) or an environment seats one
             require_seat(role, getattr(args, role))

@@ -309,5 +309,5 @@ def test_the_agent_is_in_the_runs_tags_and_a_matching_glob_warns_nothing(caplog)
     said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert not [m for m in said if "not found in dataset" in m], said
     assert [m for m in said if "--sample-id" in m] == [
-        "--sample-id: 'MINI_1*' (closest: MINI_001_REFUND_OK, MINI_002_FINAL_SALE, MINI_003_BIG_ORDER) matches "
+        "--sample-id: 'MINI_1*' (did you mean 'MINI_0*'? it matches 3) matches "
         "no scenario in task 'pibench'; running the 3 that the other patterns match"]
