@@ -71,13 +71,15 @@ def sample_for(entry: Entry, ablation: str | None = None) -> Sample:
 
 
 def _choose(entries: list[Entry], wanted: list[str] | None, arg: str, value_of,
-            valid: tuple[str, ...] = ()) -> list[Entry]:
+            valid: tuple[str, ...] = (), partial: bool = False) -> list[Entry]:
     """The entries whose value is wanted; a wanted value present in none is a Refusal naming the
-    closest present values (none for a `valid` value that this selection simply lacks)."""
+    closest present values (none for a `valid` value that this selection simply lacks).
+    `partial`: `entries` are only those `--sample-id` selected, so a `valid` value absent from
+    them is no mistake as long as another wanted value is present."""
     if not wanted:
         return entries
     present = sorted({value_of(e) for e in entries})
-    unknown = [w for w in wanted if w not in present]
+    unknown = [w for w in wanted if w not in present and not (partial and w in valid)]
     out = [e for e in entries if value_of(e) in wanted]
     if not out or unknown:
         hint = "; ".join(
@@ -128,10 +130,11 @@ def apply_ablation(chosen: list[Entry], ablation: str, scenario_set: ScenarioSet
     return out
 
 
-def select(entries: list[Entry], args: TaskArgs) -> list[Entry]:
-    """The scenarios the filters keep (a filter that matches nothing is an error naming it)."""
-    out = _choose(entries, args.column, "column", lambda e: e.scenario.primary, COLUMNS)
-    out = _choose(out, args.label, "label", lambda e: e.scenario.expected, LABEL_VALUES)
+def select(entries: list[Entry], args: TaskArgs, partial: bool = False) -> list[Entry]:
+    """The scenarios the filters keep (a filter that matches nothing is an error naming it);
+    `partial`: `entries` are what `--sample-id` selected, not the whole set (see _choose)."""
+    out = _choose(entries, args.column, "column", lambda e: e.scenario.primary, COLUMNS, partial)
+    out = _choose(out, args.label, "label", lambda e: e.scenario.expected, LABEL_VALUES, partial)
     return shard_part(out, args.shard)
 
 
@@ -332,7 +335,7 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
     if not entries:
         where = f"domain {domain!r}" if domain else "any domain"
         raise Refusal(f"no valid scenarios for {where} under {scenario_set.source or 'the package data'}")
-    chosen = select(entries, args)
+    chosen = select(entries, args, partial=bool(wanted))
     chosen = drop_invalid(chosen)
     if args.ablation:
         chosen = apply_ablation(chosen, args.ablation, scenario_set)

@@ -75,3 +75,19 @@ def test_a_one_scenario_run_reads_no_other_scenario(tmp_path):
     log = read_eval_log(str(path), header_only=True)
     assert log.eval.dataset.samples == 1 and log.eval.dataset.sample_ids == ["MINI_001_REFUND_OK"]
     assert log.status == "success" and log.results.completed_samples == 1
+
+
+def test_filters_over_a_selection_refuse_only_what_no_scenario_could_match():
+    """-T label=DENY,ESCALATE with --sample-id of a DENY scenario: ESCALATE is a label, absent from
+    the selection only; a misspelt label is still refused."""
+    from pibench_inspect.cli.refusal import Refusal
+    from pibench_inspect.scenario.catalog import load_set
+    from pibench_inspect.task import select
+    from pibench_inspect.task_args import TaskArgs
+
+    (entry,) = [e for e in load_set(MINI).entries.values() if e.scenario.expected == "DENY"]
+    assert select([entry], TaskArgs(label=["DENY", "ESCALATE"]), partial=True) == [entry]
+    with pytest.raises(Refusal, match="'ESCALATE' matches no scenario here"):
+        select([entry], TaskArgs(label=["DENY", "ESCALATE"]))  # the whole set: ESCALATE is in none
+    with pytest.raises(Refusal, match="matches no scenario here"):
+        select([entry], TaskArgs(label=["ESCALATE"]), partial=True)  # nothing left
