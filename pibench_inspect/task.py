@@ -331,7 +331,8 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
     if wanted:  # every id of the task, for naming the closest to a pattern that matches none
         known = [e.scenario.scenario_id for e in entries] + [
             sid for sid, d in scenario_set.unloaded.items() if domain is None or d == domain]
-        check_patterns(wanted, known, len(entries), domain or "pibench")
+        if not entries:  # nothing to run: refused now (a pattern of several that matches none is
+            check_patterns(wanted, known, 0, domain or "pibench")  # said when Inspect filters)
     if not entries:
         where = f"domain {domain!r}" if domain else "any domain"
         raise Refusal(f"no valid scenarios for {where} under {scenario_set.source or 'the package data'}")
