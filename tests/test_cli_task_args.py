@@ -136,4 +136,36 @@ def test_validate_and_floor_show_progress(capsys):
     err = capsys.readouterr().err
     # the gates run in worker processes (validate --jobs): the first to finish is named first
     assert re.search(r"validate: 1/3 \(MINI_00[123]_[A-Z_]+\)", err) and "validate: 3/3" in err
-    assert "floor: 3/3 (mini MINI_003_BIG_ORDER)" in err
+    assert "floor: 3/3 (mini MINI_003_BIG_ORDER); done in " in err
+
+
+def test_progress_says_the_time_taken_and_an_estimate_of_the_time_left(capsys):
+    """Issue 42: `pibench validate` took four minutes with progress every 10 scenarios and no
+    estimate of the time left."""
+    from pibench_inspect.cli.main import duration, progress_printer
+
+    now = [100.0]
+    show = progress_printer("validate", every=10, quiet_for=30, clock=lambda: now[0])
+    for i in range(1, 489):
+        now[0] += 0.5  # half a second a scenario
+        show(i, 488, f"S{i}")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "validate: 1/488 (S1); 0s so far, about 4m04s left"
+    assert lines[1] == "validate: 10/488 (S10); 5s so far, about 3m59s left"
+    assert lines[-1] == "validate: 488/488 (S488); done in 4m04s"
+    assert duration(3725) == "1h02m" and duration(59.6) == "1m00s"
+    # a slow stretch is reported within `quiet_for` seconds, not only every 10 items
+    show = progress_printer("floor", every=10, quiet_for=30, clock=lambda: now[0])
+    now[0] += 40
+    show(2, 5, "x")
+    assert capsys.readouterr().err == "floor: 2/5 (x); 40s so far, about 1m00s left\n"
+
+
+@pytest.mark.slow
+def test_validate_prints_its_progress_with_the_time_left(tmp_path):
+    r = subprocess.run([str(BIN / "pibench"), "validate", "--source", str(MINI), "--jobs", "1"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.startswith("validate: ")]
+    assert re.fullmatch(r"validate: 1/3 \(MINI_001_REFUND_OK\); \d+s so far, about \d+s left", lines[0]), lines
+    assert re.fullmatch(r"validate: 3/3 \(MINI_003_BIG_ORDER\); done in \d+s", lines[-1]), lines

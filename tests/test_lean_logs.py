@@ -51,7 +51,7 @@ def test_a_diff_holds_only_what_changed():
     text = compact_changes(doc, json.dumps({"keys": ["rows", "keyed"], "changed": {"rows": after_rows, "keyed": after_keyed}}))
     assert len(text) < 200, text  # the collections in full are ~15 KB
     assert json.loads(text)["diff"] == {"rows": {"+": [{"id": 200, "status": "new"}]},
-                                      "keyed": {"d": {"O-7": {"d": {"status": {"=": "refunded"}}}}}}
+                                      "keyed": {"d": {"O-7": {"d": {"status": {"=": "refunded", "was": "open"}}}}}}
     # a collection written back to what it was stores nothing
     same = json.loads(compact_changes(doc, json.dumps({"keys": ["rows", "keyed"], "changed": {"rows": rows}})))
     assert same["diff"] == {}
@@ -167,10 +167,30 @@ def test_the_frozen_seed_and_its_plain_copy_are_the_same_value():
 
     before = freeze({"orders": {"O-1": {"status": "open", "items": [1, 2]}, "O-2": {"status": "open"}}})
     after = {"orders": {"O-1": {"status": "refunded", "items": [1, 2]}, "O-2": {"status": "open"}}}
-    assert diff_value(before, after) == {"d": {"orders": {"d": {"O-1": {"d": {"status": {"=": "refunded"}}}}}}}
+    assert diff_value(before, after) == {"d": {"orders": {"d": {"O-1": {"d": {"status": {"=": "refunded", "was": "open"}}}}}}}
     assert diff_value(before, json.loads(json.dumps(before))) == {}
     # scalars keep their type: 1 and 1.0 differ
-    assert diff_value(freeze({"n": 1}), {"n": 1.0}) == {"d": {"n": {"=": 1.0}}}
+    assert diff_value(freeze({"n": 1}), {"n": 1.0}) == {"d": {"n": {"=": 1.0, "was": 1}}}
+
+
+def test_a_diff_gives_the_old_value_of_what_it_replaced_and_reads_without_it():
+    """Issue 42: `=` gives the value now and `was` the one it replaced (when short); a diff
+    written before `was` existed (the same without it) rebuilds the same state."""
+    from pibench_inspect.environment.merge import DIFF_LEGEND, WAS_MAX
+
+    before = {"O-1": {"status": "open", "total": 40, "note": "x" * (WAS_MAX + 1)}}
+    after = {"O-1": {"status": "refunded", "total": 0, "note": "short"}}
+    node = diff_value(before, after)
+    assert node == {"d": {"O-1": {"d": {"status": {"=": "refunded", "was": "open"}, "total": {"=": 0, "was": 40},
+                                        "note": {"=": "short"}}}}}  # a long old value is the initial state's
+    old = json.loads(json.dumps(node).replace(', "was": "open"', "").replace(', "was": 40', ""))
+    assert "was" not in json.dumps(old) and apply_diff(before, old) == apply_diff(before, node) == after
+    assert set(DIFF_LEGEND) == {"keys", "=", "d", "x", "k", "+", "i"}  # every key a diff uses, explained
+    from conftest import MINI
+    from pibench_inspect.task import pibench_task
+
+    task = pibench_task(None, source=str(MINI), agent="oracle", user="scripted")
+    assert task.metadata["state_changes"] == DIFF_LEGEND  # in every log, for the viewer's Task tab
 
 def test_a_new_score_is_compact_and_reads_as_an_old_one(mini_source, tmp_path):
     """Score format 3: the Score Inspect keeps holds only what the metrics read and its record's

@@ -37,9 +37,30 @@ def new_ref() -> str:
 
 def slim_metadata(record: dict[str, Any], ref: str) -> dict[str, Any]:
     """The score metadata kept beside the value: the record's ref, its termination and the set
-    values of KEPT_WHEN_SET."""
+    values of KEPT_WHEN_SET (a semantic score of 0.0 is set: every NL verdict failed)."""
     return {"format": SCORE_FORMAT, "ref": ref, "termination": record.get("termination"),
-            **{k: record[k] for k in KEPT_WHEN_SET if record.get(k)}}
+            **{k: record[k] for k in KEPT_WHEN_SET
+               if record.get(k) is not None and (k == "semantic_score" or record[k])}}
+
+
+def semantic_score(record: dict[str, Any]) -> float | None:
+    """A record's semantic score as a person reads it: None (not scored) when no NL check was
+    judged. Records written before `parity_semantic_score` existed hold the original's 1.0 for
+    "nothing judged" under parity scoring: judged or not is read from their checks."""
+    value = record.get("semantic_score")
+    if value is None or "parity_semantic_score" in record or record.get("scoring") != "parity":
+        return value
+    from .explain import check_list
+
+    judged = any(c.get("tier") == 2 and c.get("passed") is not None
+                 for c in check_list(record.get("checks")) if isinstance(c, dict))
+    return value if judged else None
+
+
+def parity_semantic_score(record: dict[str, Any]) -> float | None:
+    """The semantic score the original pi-bench reports for this run (its leaderboard payload's):
+    under parity scoring 1.0 when no NL check was judged; else the same as `semantic_score`."""
+    return record.get("parity_semantic_score", record.get("semantic_score"))
 
 
 def partial_credit(value: Any, md: Any) -> float:
