@@ -81,8 +81,8 @@ def test_rescore_never_scores_a_sample_that_errored(logs, tmp_path):
     r = pibench("rescore", str(logs["errored"]), "--out", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     run = read_eval_log(str(logs["errored"])).results.scores[0].metrics  # the run's own, over its 2 scored samples
-    assert f"(2 samples re-scored; compliance_rate {run['compliance_rate'].value:.3f}, " \
-           f"overall_score {run['overall_score'].value:.3f})" in r.stdout
+    assert f"(2 samples re-scored; compliance_rate {run['pass'].value:.3f}, " \
+           f"overall_score {run['overall'].value:.3f})" in r.stdout
     assert f"note: 1 sample(s) not re-scored, kept in the log as they were: {FAILING} (epoch 1): ended in an error" in r.stderr
     new = read_eval_log(str(out))
     by_id = {str(s.id): s for s in new.samples}
