@@ -4,6 +4,7 @@ report the same problems, in the same order, with the same mutation tally, as pl
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -54,5 +55,6 @@ def test_the_command_prints_the_same_with_one_or_two_jobs(tmp_path):
     out = [validate(MINI, j) for j in ("1", "2")]
     assert [r.returncode for r in out] == [0, 0], out[0].stderr + out[1].stderr
     assert out[0].stdout == out[1].stdout and "mutation score" in out[0].stdout
+    assert re.search(r"benign gate: mini: benign variants passed: (\d+) of \1\n", out[0].stdout)
     bad = subprocess.run([PIBENCH, "validate", "--jobs", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--jobs: 0 is below 1" in bad.stderr

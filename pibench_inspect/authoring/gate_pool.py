@@ -30,20 +30,21 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _play(sid: str, seconds: float) -> tuple[list[str], dict[str, list[int]]]:
-    from .gates import MutationTally, gate_problems
+def _play(sid: str, seconds: float) -> tuple[list[str], dict[str, list[int]], dict[str, list[int]]]:
+    from .gates import BenignTally, MutationTally, gate_problems
 
-    tally = MutationTally()
-    return gate_problems(_ENTRIES[sid], tally, seconds), tally.by_domain
+    tally, benign = MutationTally(), BenignTally()
+    return gate_problems(_ENTRIES[sid], tally, seconds, benign), tally.by_domain, benign.by_domain
 
 
 def gate_problems_of(entries: list[Entry], jobs: int, tally: Any = None,
                      progress: Callable[[int, int, str], None] | None = None,
-                     seconds: float | None = None) -> dict[str, list[str]]:
+                     seconds: float | None = None, benign: Any = None) -> dict[str, list[str]]:
     """Scenario id -> its gate problems, for every entry, in `jobs` forked processes (in this
     one when `jobs` is 1, fork is not available or this process runs other threads). `tally`
-    (a MutationTally) gets every worker's counts; `progress(i, n, id)` is called as scenarios
-    finish; `seconds`: what each scenario's plays may take together (gates.GATE_SECONDS)."""
+    (a MutationTally) and `benign` (a BenignTally) get every worker's counts; `progress(i, n,
+    id)` is called as scenarios finish; `seconds`: what each scenario's plays may take together
+    (gates.GATE_SECONDS)."""
     from .gates import GATE_SECONDS, gate_problems
 
     seconds = GATE_SECONDS if seconds is None else seconds
@@ -54,7 +55,7 @@ def gate_problems_of(entries: list[Entry], jobs: int, tally: Any = None,
     # lock (a test runner's, a logger's) can wait for it forever; such a caller plays them here
     if jobs <= 1 or n <= 1 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
         for i, entry in enumerate(entries, 1):
-            out[entry.scenario.scenario_id] = gate_problems(entry, tally, seconds)
+            out[entry.scenario.scenario_id] = gate_problems(entry, tally, seconds, benign)
             if progress:
                 progress(i, n, entry.scenario.scenario_id)
         return out
@@ -68,13 +69,15 @@ def gate_problems_of(entries: list[Entry], jobs: int, tally: Any = None,
         for i, future in enumerate(as_completed(futures), 1):
             sid = futures[future]
             try:
-                problems, counts = future.result()
+                problems, counts, benign_counts = future.result()
             except Exception as err:  # a worker that died (killed, out of memory): named, not a crash
-                problems, counts = [f"{_ENTRIES[sid].path}: gates could not run ({type(err).__name__}: "
-                                    f"{str(err)[:200]})"], {}
+                problems, counts, benign_counts = [f"{_ENTRIES[sid].path}: gates could not run "
+                                                   f"({type(err).__name__}: {str(err)[:200]})"], {}, {}
             out[sid] = problems
             if tally is not None:
                 tally.merge(counts)
+            if benign is not None:
+                benign.merge(benign_counts)
             if progress:
                 progress(i, n, sid)
     except BaseException:

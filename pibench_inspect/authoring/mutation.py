@@ -45,7 +45,7 @@ from ..environment.merge import initial_document
 from ..environment.tools import exposed_tools
 from ..scenario.catalog import Entry
 from ..scenario.model import LABELS, PlannedCall
-from .plays import played_run
+from .plays import played_run, solution_calls
 
 KINDS = ("drop", "arg", "verify", "add", "order", "label", "disclose")
 READ_PREFIXES = ("lookup_", "get_", "query_", "check_", "list_", "search_", "read_", "verify_", "find_")
@@ -170,7 +170,7 @@ def _verified_params(spec: ToolSpec) -> list[str]:
     return out
 
 
-def _order_pairs(entry: Entry) -> list[tuple[str, str, str]]:
+def order_pairs(entry: Entry) -> list[tuple[str, str, str]]:
     """(first, then, why) pairs the policy orders."""
     d, s = entry.domain, entry.scenario
     pairs = [(a, b, f"order rule {rule.clause}") for rule in d.config.order_rules for a in rule.first for b in rule.then if a != b]
@@ -197,17 +197,14 @@ class Reference:
 
     @classmethod
     def of(cls, entry: Entry) -> "Reference":
-        run = played_run(entry, "oracle")
-        calls = [PlannedCall(name=c.function, arguments=dict(c.arguments))
-                 for m in run.messages if isinstance(m, ChatMessageAssistant) for c in (m.tool_calls or [])]
-        texts = [m.text for m in run.messages if isinstance(m, ChatMessageAssistant) and m.text.strip()]
+        calls, final = solution_calls(played_run(entry, "oracle"))
         d = entry.domain
         try:
             clause_ids = d.clause_ids if d.config.clause_pattern else set()
         except ClausePatternError:  # reported once for the domain by validate
             clause_ids = set()
         pool = Pool.of(initial_document(d.seed_state, entry.scenario), clause_ids)
-        return cls(entry, calls, texts[-1] if texts else "", pool)
+        return cls(entry, calls, final, pool)
 
     @property
     def decision_tool(self) -> str:
@@ -289,7 +286,7 @@ def order_mutants(ref: Reference, problems: list[str]) -> Iterator[Mutant]:
     first: dict[str, int] = {}
     for i, c in enumerate(ref.calls):
         first.setdefault(c.name, i)
-    for a, b, why in _order_pairs(ref.entry):
+    for a, b, why in order_pairs(ref.entry):
         if a not in first or b not in first:
             continue
         if first[a] > first[b]:
