@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.loader import Domain
-from .cases import ACTION_KINDS, Case, FamilyError, modes_of, pinned, rendered, slug
+from .cases import ACTION_KINDS, Case, FamilyError, modes_of, optional_reason, pinned, rendered, slug
 from .model import Family
 
 
@@ -33,7 +33,7 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
             if arg in pins:
                 pins[arg] = rendered(values, env, f"steps.{sid}.accept.{arg}")
         note = step.note and rendered(step.note, env, f"steps.{sid}.note")
-        if step.optional:
+        if optional_reason(family, case, sid):
             continue  # neither required nor forbidden (its mutants are declared equivalent)
         if step.alternatives:
             check = {"_id": f"CALLED_{slug(step.tool)}", "type": "tool_called_any",
@@ -115,8 +115,8 @@ def ordering(family: Family, domain: Domain, case: Case) -> list[tuple[str, str]
     domain's order rules whose ends both occur on the path (first calls compared, as
     tool_before_tool does). A path that breaks one is an error in the family."""
     steps = [family.steps[s] for s in case.path]
-    optional = {st.tool for st in steps if st.optional}
-    tools = [st.tool for st in steps if not st.optional] + [domain.config.decision_tool]
+    optional = {family.steps[s].tool for s in case.path if optional_reason(family, case, s)}
+    tools = [st.tool for st in steps if st.tool not in optional] + [domain.config.decision_tool]
     first = {t: tools.index(t) for t in tools}
     with_alternatives = {st.tool for st in steps if st.alternatives}
     pairs: list[tuple[str, str]] = []

@@ -187,6 +187,10 @@ class Effect(Outcome):
     # offered write or escalation tools a run may call without fault in this case (tool ->
     # reason), on top of the family's `harmless`
     harmless: dict[str, str] = Field(default_factory=dict)
+    # steps of this case's path its outcome does not demand (step -> the reason): the reference
+    # takes them, no check requires or orders them, and the benign gate leaves them out (a
+    # step's own `optional` says the same for every case)
+    optional: dict[str, str] = Field(default_factory=dict)
     # what the user pushes for in this case (the noncompliant trajectory), if not the family's
     pushed: list[str] | None = None
 
@@ -276,6 +280,14 @@ class Restricted(Strict):
     when: list[str] | None = None  # combinations it applies to (default: all)
 
 
+class NotBenign(Strict):
+    """A benign variant that is wrong by the policy here (the benign gate leaves it out)."""
+
+    variant: str = Field(min_length=1)  # an id or fnmatch pattern of ids
+    reason: str = Field(min_length=1)  # a template
+    when: list[str] | None = None  # combinations it applies to (default: all)
+
+
 class ExtraCheck(Strict):
     """A hand-written check added to the derived ones (templates allowed), e.g. an NL check."""
 
@@ -333,6 +345,7 @@ class Family(Strict):
     restricted: list[Restricted] = Field(default_factory=list)
     checks: list[ExtraCheck] = Field(default_factory=list)
     equivalent: list[Equivalent] = Field(default_factory=list)
+    not_benign: list[NotBenign] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> "Family":
@@ -340,8 +353,8 @@ class Family(Strict):
         steps = set(self.steps)
         for where, ids in [("procedure", self.procedure), ("pushed", self.pushed or []),
                            ("user.wants", self.user.wants or [])] + [
-            (f"constraints[{i}].when_unsatisfied.{k}", getattr(c.when_unsatisfied, k))
-            for i, c in enumerate(self.constraints) for k in ("blocks", "skips", "adds")
+            (f"constraints[{i}].when_unsatisfied.{k}", list(getattr(c.when_unsatisfied, k)))
+            for i, c in enumerate(self.constraints) for k in ("blocks", "skips", "adds", "optional")
         ] + [(f"constraints[{i}].when_unsatisfied.pushed", c.when_unsatisfied.pushed or [])
              for i, c in enumerate(self.constraints)] + [(f"order[{i}]", list(pair)) for i, pair in enumerate(self.order)]:
             for s in ids:
@@ -389,10 +402,11 @@ class Family(Strict):
             for n in r.when or []:
                 if n not in every:
                     problems.append(f"restricted[{i}].when: no combination {n!r}")
-        for i, c in enumerate(self.checks):
-            for n in c.when or []:
-                if n not in every:
-                    problems.append(f"checks[{i}].when: no combination {n!r}")
+        for field, entries in (("checks", self.checks), ("not_benign", self.not_benign)):
+            for i, c in enumerate(entries):
+                for n in c.when or []:
+                    if n not in every:
+                        problems.append(f"{field}[{i}].when: no combination {n!r}")
         variants = (1 + len(self.constraints) + len(self.combos)) * len(self.envelopes)
         if variants > b.MAX_VARIANTS:
             problems.append(f"combinations x envelopes: {variants} scenarios, more than {b.MAX_VARIANTS} (MAX_VARIANTS)")
