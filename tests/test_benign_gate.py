@@ -102,12 +102,12 @@ def test_every_kind_of_variant_is_made(tmp_path):
     assert {v.kind for v in found} == set(KINDS)
     assert {v.id for v in found} == {
         "lookup:lookup_reviews", "swap:0:lookup_order<>verify_caller", "swap:1:verify_caller<>lookup_shipment",
-        "swap:2:lookup_shipment<>refund_order",  # no rule orders the shipment and the refund
         "cite:+GATE-1.1", "cite:+GATE-1.2", "cite:reordered", "skip:2:lookup_shipment", "reword"}
-    # never: a verification (an attempt that counts) as an extra lookup, the decision moved, or a
-    # pair an order rule orders swapped (verify_caller before refund_order once the shipment is skipped)
+    # never: a verification (an attempt that counts) as an extra lookup, the decision moved, or an
+    # action moved (the shipment lookup and the refund: no rule orders them, but a lookup before
+    # an action is there to justify it)
     assert not [v for v in found if "verify_caller" in v.id and v.kind == "lookup"]
-    assert not [v for v in found if "record_decision" in v.id or "verify_caller<>refund_order" in v.id]
+    assert not [v for v in found if "record_decision" in v.id or "refund_order" in v.id]
 
 
 def test_a_sound_scenario_passes_every_variant_in_one_play(tmp_path, monkeypatch):
@@ -155,16 +155,15 @@ def test_a_variant_declared_not_benign_is_left_out_and_a_stale_declaration_is_se
     assert unused_declarations(e, result) == ["mutation_gate.not_benign[1]: 'swap:*:nothing<>*' matches no benign variant"]
 
 
-def test_no_swap_where_the_later_call_needs_the_earlier_result_or_both_change_state(tmp_path):
+def test_no_swap_of_an_action_or_where_the_later_call_needs_the_earlier_result(tmp_path):
     d = sound()
     calls = d["reference_solution"]["tool_calls"]
-    # the shipment looked up by a carrier reference only the order's record shows
-    calls.insert(1, {"name": "lookup_shipment", "arguments": {"order_id": "O-1"}})
-    # and two changes of state side by side (a refund and an escalation): one may enable the other
+    calls.insert(3, {"name": "lookup_shipment", "arguments": {"order_id": "O-1"}})  # after the refund
+    # two changes of state side by side (a refund and an escalation): one may enable the other
     calls.insert(4, {"name": "escalate", "arguments": {"order_id": "O-1", "reason": "refund over 30"}})
     e = entry(tmp_path, d)
-    ids = {v.id for v in variants(e)[1] if v.kind == "swap"}
-    assert "swap:3:refund_order<>escalate" not in ids and ids  # a lookup next to a write may move
+    assert [c.name for c in variants(e)[0].calls][2:5] == ["refund_order", "lookup_shipment", "escalate"]
+    assert {v.id for v in variants(e)[1] if v.kind == "swap"} == {"swap:0:lookup_order<>verify_caller"}
     hidden = sound()
     hidden["user_simulation"]["facts"] = []  # the caller's postcode and phone come from nowhere the
     hidden["user_simulation"]["known_facts"] = ""  # agent sees before the order's record

@@ -9,7 +9,7 @@ is played and evaluated like a run (the NL tier aside). Every deterministic chec
 | kind | the variant | why it is still correct |
 |---|---|---|
 | `lookup` | an offered read tool the solution does not call, called before the decision with arguments the solution already holds | reading a record changes nothing and discloses nothing to the user |
-| `swap` | two neighbouring calls, one of them a lookup, that the policy does not order (no domain `order_rules`, no `action_graph` edge), swapped, when the later one needs nothing the earlier one returned | the policy leaves their order open |
+| `swap` | two neighbouring reads (lookups, verifications) the policy does not order (no domain `order_rules`, no `action_graph` edge), swapped, when the later one needs nothing the earlier one returned | the policy leaves their order open |
 | `cite` | one more clause the scenario's `policy_context` lists, cited in the decision (`cite:+<id>`); the cited clauses in reverse order (`cite:reordered`) | citing a further relevant clause, or the same ones in another order, records the same decision |
 | `skip` | a call the scenario declares not demanded for its outcome (a `drop` mutant declared in `mutation_gate.equivalent`: a family's `optional` steps), left out | the declaration says so |
 | `reword` | the final reply in other words (contractions, courtesy lines) | the same reply |
@@ -26,6 +26,7 @@ two plays more than its mutants.
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -38,12 +39,12 @@ from ..checks.trace import build_trace
 from ..conversation.offline import OfflineRun, PlaysOverran, play_calls
 from ..conversation.prompts import system_prompt
 from ..conversation.termination import Termination
-from ..domain.catalog import Insert, ToolSpec, Update, Verify
+from ..domain.catalog import Insert, Sql, ToolSpec, Update, Verify
 from ..environment.tools import exposed_tools
 from ..scenario.catalog import Entry
 from ..scenario.model import PlannedCall
 from .info_flow import Seen, catalog_text, traced_values, user_texts
-from .mutation import CLAUSE_ARGS, READ_PREFIXES, equivalence, is_action, order_pairs
+from .mutation import CLAUSE_ARGS, equivalence, is_action, order_pairs
 from .paraphrase import reword
 from .plays import played_run, solution_calls
 
@@ -74,7 +75,7 @@ class Play:
         self.originals = list(self.calls)
 
     def finished(self, decision_tool: str) -> tuple[Calls, str]:
-        gone = [id(self.originals[i]) for i in self.left_out]
+        gone = {id(self.originals[i]) for i in self.left_out}
         calls = [c for c in self.calls if id(c) not in gone]
         at = next((i for i in range(len(calls) - 1, -1, -1) if calls[i].name == decision_tool), len(calls))
         calls[at:at] = self.before_decision
@@ -123,14 +124,30 @@ class Base:
         return [PlannedCall(name=c.name, arguments=dict(c.arguments)) for c in self.calls]
 
 
-def is_lookup(spec: ToolSpec, decision_tool: str) -> bool:
-    """A read that changes nothing and tries nothing: no write step, no verification (an extra
-    verification attempt is a failed attempt to the policies that count them)."""
+def is_read(spec: ToolSpec, decision_tool: str) -> bool:
+    """A call that changes nothing: no action, no write step."""
     if is_action(spec, decision_tool) or spec.name == decision_tool:
         return False
-    if spec.kind is None and not spec.name.startswith(READ_PREFIXES):
-        return False
-    return not any(isinstance(step, (Insert, Update, Verify)) for step in spec.effect)
+    return not any(isinstance(step, (Insert, Update)) or (
+        isinstance(step, Sql) and not re.match(r"\s*(SELECT|WITH)\b", step.sql, re.I)) for step in spec.effect)
+
+
+def is_lookup(spec: ToolSpec, decision_tool: str) -> bool:
+    """A read that tries nothing: no verification (an extra verification attempt is a failed
+    attempt to the policies that count them)."""
+    return is_read(spec, decision_tool) and not spec.name.startswith("verify_") \
+        and not any(isinstance(step, Verify) for step in spec.effect)
+
+
+_TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
+
+
+def _fits(value: Any, prop: dict[str, Any]) -> bool:
+    """Whether a value has the parameter's JSON type (a number is no id, a bool no number)."""
+    kind = prop.get("type", "string")
+    kinds = kind if isinstance(kind, list) else [kind]
+    ok = tuple(t for k in kinds for t in _TYPES.get(k, (object,)))
+    return isinstance(value, ok) and not (isinstance(value, bool) and bool not in ok)
 
 
 def _known(base: Base) -> dict[str, Any]:
@@ -168,9 +185,10 @@ def lookup_variants(base: Base) -> list[Variant]:
             continue
         props = spec.schema.get("properties", {})
         required = spec.schema.get("required", [])
-        if any(p not in known for p in required):
+        usable = {p: known[p] for p in props if p in known and _fits(known[p], props[p])}
+        if any(p not in usable for p in required):
             continue  # the solution holds nothing to ask it with
-        args = {p: known[p] for p in props if p in known and (p in required or p not in spec.filters)}
+        args = usable  # search filters too: a careful agent narrows a search to its case
         call = PlannedCall(name=spec.name, arguments=args)
         out.append(Variant(f"lookup:{spec.name}", "lookup", f"{spec.name} only reads",
                            lambda play, call=call: play.before_decision.append(call)))
@@ -211,8 +229,10 @@ def swap_variants(base: Base) -> list[Variant]:
         a, b = base.calls[i], base.calls[i + 1]
         if base.decision_tool in (a.name, b.name) or a.name == b.name:
             continue
-        if not any(t in tools and is_lookup(tools[t], base.decision_tool) for t in (a.name, b.name)):
-            continue  # two changes of state: one may be what lets the other through (a hold released)
+        if not all(t in tools and is_read(tools[t], base.decision_tool) for t in (a.name, b.name)):
+            # a lookup before an action is there to justify it (act, then check, is no correct
+            # play), and one action may be what lets the next through (a hold released)
+            continue
         if (a.name, b.name) in ordered or (b.name, a.name) in ordered or i + 1 in derived:
             continue
         seen = seen or _seen_before(base)
@@ -356,13 +376,15 @@ def run_gate(entry: Entry) -> BenignResult:
         else:
             live.append(v)
     plays: dict[str, OfflineRun] = {}
-    # the swaps that share a call cannot be played together: the second of two such goes alone
-    swaps = [v for v in live if v.kind == "swap"]
+    # swaps that share a call cannot be played together: the second of two such waits (the
+    # waiting ones share none among themselves, each being next to one taken)
     together, later, taken = [], [], set()
-    for v in swaps:
+    for v in (v for v in live if v.kind == "swap"):
         i = int(v.id.split(":")[1])
-        (later if {i, i + 1} & taken else together).append(v)
-        if v in together:
+        if {i, i + 1} & taken:
+            later.append(v)
+        else:
+            together.append(v)
             taken |= {i, i + 1}
     first = [v for v in live if v.kind not in ("swap", "skip")] + together
     for group in (first, later, [v for v in live if v.kind == "skip"]):
@@ -381,7 +403,7 @@ def describe(f: Failure) -> str:
     checks = "; ".join(f"{r.outcome_id} ({r.type}: {r.evidence.get('reason') or r.detail})" for r in f.checks)
     return (f"benign gate: variant {f.variant.id} fails {checks}. The variant is still correct "
             f"({f.variant.why}), so the check is stricter than the policy: loosen it, or declare the "
-            "variant in mutation_gate.not_benign with the reason it is wrong")
+            "variant in mutation_gate.not_benign (a family's not_benign) with the reason it is wrong")
 
 
 def unused_declarations(entry: Entry, result: BenignResult) -> list[str]:
