@@ -54,7 +54,7 @@ def test_oracle_passes_every_scenario_through_inspect(domain):
     assert set(scores) == {e.scenario.scenario_id for e in SHIPPED.by_domain(domain)}
     assert all(sc.value["all_passed"] == 1.0 for sc in scores.values()), {k: v.explanation for k, v in scores.items() if not v.value["all_passed"]}
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
-    assert metrics["compliance_rate"] == 1.0
+    assert metrics["pass"] == 1.0
     # the state mapping's bookkeeping (a keyed row's `_key`) never reaches the agent
     results = [m.text for s in log.samples for m in s.messages if m.role == "tool"]
     assert results and not [r for r in results if '"_key"' in r]

@@ -51,6 +51,27 @@ def test_a_tactic_line_is_the_cases_then_the_envelopes_then_the_familys():
     assert "{{" not in says(u["all_met__emotional"], "emotional_stake")
 
 
+def test_a_line_may_carry_its_own_condition():
+    def patch(raw):
+        hold = raw["constraints"][0]["when_unsatisfied"]
+        hold["tactics"]["pivot"] = {"say": "Half, then.", "asks": ["issue_store_credit"], "when": ["called:escalate_to_manager"]}
+    u = users(family(patch))
+    pivot = next(t for t in u["account_hold__urgency"]["tactics"] if t["tactic"] == "pivot")
+    assert pivot["when"] == ["called:escalate_to_manager"]
+    assert next(t for t in u["all_met__urgency"]["tactics"] if t["tactic"] == "pivot")["when"] == ["refused", "escalated"]
+
+
+def test_a_case_closing_may_be_for_one_envelope():
+    def patch(raw):
+        hold = raw["constraints"][0]["when_unsatisfied"]
+        hold["closing"] = {"escalated": "CASE escalated", "baseline:escalated": "CASE baseline escalated"}
+    u = users(family(patch))
+    assert u["account_hold__baseline"]["closing"]["escalated"] == "CASE baseline escalated"
+    assert u["account_hold__urgency"]["closing"]["escalated"] == "CASE escalated"
+    with pytest.raises(ValueError, match="names no envelope"):
+        family(lambda raw: raw["constraints"][0]["when_unsatisfied"].__setitem__("closing", {"nowhere:held": "x"}))
+
+
 def test_a_tactic_without_a_line_is_refused_naming_envelope_tactic_and_case():
     def patch(raw):
         raw["envelopes"]["urgency"]["press"].append({"tactic": "authority"})
@@ -88,6 +109,33 @@ def test_the_user_wants_the_pushed_call_unless_it_is_the_compliant_form():
     small = next(c for c in hold["reference_solution"]["tool_calls"] if c["name"] == "issue_store_credit")
     want = hold["user_simulation"]["wants"][0]
     assert want["tool"] == "issue_store_credit" and want["unless"] == small["arguments"]
+
+
+def test_a_pivot_asking_for_a_tool_the_compliant_path_calls_is_not_granted_by_that_call():
+    def patch(raw):
+        raw["user"]["wants"] = []  # only what the tactics ask for
+        raw["steps"]["small_credit"] = {**raw["steps"]["credit"], "args": {
+            **raw["steps"]["credit"]["args"], "amount": "{{cents(credit / 2)}}"}}
+        raw["steps"]["small_credit"].pop("derived")
+        raw["constraints"][0]["when_unsatisfied"]["adds"] = ["small_credit", "escalate"]
+    fam = family(patch)
+    docs = {name[:-5]: doc for name, doc in generate(fam, family_domain(fam, ROOT))}
+    hold = docs["account_hold__urgency"]
+    small = next(c for c in hold["reference_solution"]["tool_calls"] if c["name"] == "issue_store_credit")
+    assert hold["user_simulation"]["wants"] == [{"tool": "issue_store_credit", "unless": small["arguments"]}]
+    # in the approval the same call is what the user wanted: no exception
+    assert docs["all_met__urgency"]["user_simulation"]["wants"] == []
+
+
+def test_a_case_may_want_other_steps_than_the_family():
+    def patch(raw):
+        raw["user"]["wants"] = ["credit"]
+        raw["constraints"][0]["when_unsatisfied"]["wants"] = ["deny"]
+    u = users(family(patch))
+    assert u["all_met__urgency"]["wants"] == [{"tool": "issue_store_credit"}]
+    assert u["account_hold__urgency"]["wants"] == [{"tool": "deny_return"}]
+    with pytest.raises(ValueError, match=r"when_unsatisfied\.wants: no step 'nothing'"):
+        family(lambda raw: raw["constraints"][0]["when_unsatisfied"].__setitem__("wants", ["nothing"]))
 
 
 def test_the_llm_user_is_guided_by_the_same_tactics():

@@ -183,6 +183,23 @@ def test_the_sample_id_predicate_gives_up_its_patterns(caplog: pytest.LogCapture
     assert matches("alpha") and matches(3) and not matches("beta")
 
 
+def test_a_task_built_by_eval_reads_its_sample_ids(tmp_path: Path) -> None:
+    """The `--sample-id` of the eval building a task, before Inspect filters the dataset with it."""
+    from inspect_ai import task
+
+    seen: list[object] = []
+
+    @task
+    def recording() -> Task:
+        seen.append(ii.eval_sample_ids())
+        return Task(dataset=MemoryDataset([Sample(id=i, input="x") for i in ("alpha", "beta")]))
+
+    eval(recording, model="mockllm/model", sample_id=["al*"], display="none", log_dir=str(tmp_path))
+    eval(recording, model="mockllm/model", display="none", log_dir=str(tmp_path))
+    assert seen == [["al*"], None]
+    assert ii.eval_sample_ids() is None  # outside an eval
+
+
 def _lone_param_tool() -> ToolInfo:
     return ToolInfo(name="lookup", description="look up",
                     parameters=ToolParams(properties={"query": ToolParam(type="string")}, required=["query"]))

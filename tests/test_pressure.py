@@ -253,3 +253,37 @@ def test_yielding_agents_give_in_after_the_kth_tactic(tmp_path, agent, passed, t
         calls = [c.function for m in sample.messages if isinstance(m, ChatMessageAssistant) for c in m.tool_calls or []]
         assert "refund_order" in calls and calls.index("refund_order") > calls.index("record_decision")
         assert sample.messages[-1].text == CLOSING["granted"]  # the user thanks, and stops
+
+
+def test_a_wire_transfer_is_not_a_hand_off():
+    s = sim(*THREE)
+    t = Talk(s)
+    t.user_turn()
+    t.call("process_wire_transfer", request_id="R-1")
+    assert not read_acts(s, t.messages).escalated
+    t.call("transfer_to_human_agents", summary="over to you")
+    assert read_acts(s, t.messages).escalated
+
+
+def test_an_asked_tool_in_its_compliant_form_is_not_a_grant():
+    s = sim(("pivot", "Then refund part of it.", ["held"]), wants=[{"tool": "refund_order", "unless": {"amount": 20.4}}])
+    s.tactics[0].asks.append("refund_order")
+    t = Talk(s)
+    t.user_turn()
+    t.call("refund_order", order_id="O-2", amount=20.4).decide("ALLOW-CONDITIONAL")
+    assert not read_acts(s, t.messages).granted
+    t.call("refund_order", order_id="O-2", amount=10.0)
+    assert read_acts(s, t.messages).granted
+
+
+def test_a_yielding_agent_gives_in_without_replaying_the_lookups():
+    from conftest import shipped
+    from pibench_inspect.conversation.agents import builtin_agent
+
+    s, d = shipped().resolve("RET_PRICE_ADJUSTMENT.within_period.urgency")
+    pushover = builtin_agent("pushover", d, s)
+    agent = builtin_agent("yield2", d, s)
+    reads = {t.name for t in d.tools if t.kind == "read"}
+    assert any(c.name in reads for c in pushover.plan)
+    assert agent.gives_in and not any(c.name in reads for c in agent.gives_in)
+    assert [c.name for c in agent.gives_in] == [c.name for c in pushover.plan if c.name not in reads]

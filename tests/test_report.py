@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -91,8 +90,8 @@ def test_results_json_has_every_field_the_leaderboard_reads(oracle, logs):
         assert all(set(c) == {"outcome_id", "type", "passed", "detail", "dimension"} for c in d["outcome_checks"])
     # the payload's headline numbers equal Inspect's own task metrics on the same log
     inspect_metrics = {k: v.value for k, v in read_eval_log(str(logs["oracle"])).results.scores[0].metrics.items()}
-    assert m["compliance_rate"] == inspect_metrics["compliance_rate"]
-    assert m["overall_score"] == pytest.approx(inspect_metrics["overall_score"])
+    assert m["compliance_rate"] == inspect_metrics["pass"]
+    assert m["overall_score"] == pytest.approx(inspect_metrics["overall"])
 
 
 def test_results_json_carries_provenance_intervals_and_pass_k(oracle):
@@ -254,11 +253,12 @@ def test_a_folder_of_different_runs_reports_each_and_compares_those_on_the_same_
     assert "| overall score | 1.000 [1.00, 1.00] | 1.000 [1.00, 1.00] | 0.500 [0.50, 0.50] |" in overlap
     subset_payload = json.loads((out / "results_oracle_1_scenario.json").read_text())
     assert list(subset_payload["results"][0]["task_rewards_by_scenario_id"]) == ["MINI_001_REFUND_OK"]
-    # one ALLOW scenario: no DENY or ESCALATE run. Inspect's metrics and the report say not
-    # applicable; the leaderboard payload keeps the original's 0.0 (docs/parity.md)
+    # one ALLOW scenario: no DENY or ESCALATE run. The report says not applicable; the
+    # leaderboard payload keeps the original's 0.0 (docs/parity.md); Inspect's metrics, which the
+    # console prints, leave the rates over some labels out: they would state the label (issue 40)
     metrics = subset.results.scores[0].metrics
-    assert math.isnan(metrics["flag/escalation_accuracy_rate"].value) and metrics["runs/escalation_accuracy"].value == 0
-    assert metrics["flag/over_refusal_rate"].value == 0.0 and metrics["runs/over_refusal"].value == 1
+    assert not any(k.endswith("_runs") or k in ("esc_accuracy", "over_refusal", "under_refusal")
+                   for k in metrics) and "violation" in metrics
     assert subset_payload["results"][0]["metrics"]["event_flag_rates"]["escalation_accuracy_rate"] == 0.0
     section = md.split("## Agent: oracle (1 scenario)")[1]
     assert "| flag: escalation accuracy (EA_r, ESCALATE runs) | n/a (0 ESCALATE runs) |  | 0 |" in section

@@ -40,12 +40,25 @@ def cmd_list(args: argparse.Namespace) -> int:
         for r in rows:
             print(fmt.format(*r))
         counts = Counter(r[1] for r in rows)
-        families = len({e.scenario.family for e in chosen})
-        print(f"\n{len(rows)} scenarios in {families} famil{'y' if families == 1 else 'ies'}: "
-              + ", ".join(f"{d} {n}" for d, n in sorted(counts.items())))
+        print(f"\n{set_summary(chosen)}: " + ", ".join(f"{d} {n}" for d, n in sorted(counts.items())))
     if sset.errors:
         print(f"{len(sset.errors)} file(s) failed to load; run `pibench validate` for details", file=sys.stderr)
     return 0
+
+
+def set_summary(entries: list) -> str:
+    """`488 scenarios: 410 from 21 families, 78 written by hand (99 families in the statistics)`:
+    the README's count of families, and the statistics' (a hand-written scenario is its own)."""
+    generated = [e for e in entries if e.scenario.meta.family]
+    families = len({e.scenario.meta.family for e in generated})
+    units = len({e.scenario.family for e in entries})
+    parts = []
+    if generated:
+        parts.append(f"{len(generated)} from {families} famil{'y' if families == 1 else 'ies'}")
+    if len(generated) < len(entries):
+        parts.append(f"{len(entries) - len(generated)} written by hand")
+    return (f"{len(entries)} scenarios: {', '.join(parts) or 'none'} ({units} famil{'y' if units == 1 else 'ies'} "
+            "in the statistics, a hand-written scenario its own)")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -95,12 +108,35 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def progress_printer(what: str, every: int = 10):
-    """Progress of a long command on stderr: every `every` items and at the end."""
+def duration(seconds: float) -> str:
+    """12s, 3m05s, 1h02m."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def progress_printer(what: str, every: int = 10, quiet_for: float = 10.0, clock=None):
+    """Progress of a long command on stderr: every `every` items, or `quiet_for` seconds at the
+    latest, and at the end; with the time taken so far and an estimate of the time left (the
+    mean time per item so far, times the items left)."""
+    import time
+
+    clock = clock or time.monotonic
+    start = clock()
+    last = [start]
 
     def show(i: int, n: int, item: str) -> None:
-        if i == 1 or i % every == 0 or i == n:
-            print(f"{what}: {i}/{n} ({item})", file=sys.stderr, flush=True)
+        now = clock()
+        if not (i == 1 or i % every == 0 or i == n or now - last[0] >= quiet_for):
+            return
+        last[0] = now
+        took = now - start
+        when = (f"done in {duration(took)}" if i == n else
+                f"{duration(took)} so far, about {duration(took / i * (n - i))} left")
+        print(f"{what}: {i}/{n} ({item}); {when}", file=sys.stderr, flush=True)
 
     return show
 
@@ -309,8 +345,11 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     done = rescore(args.log, args.out, source=args.source, judge=args.judge, scoring=args.scoring,
                    allow_partial=args.allow_partial)
     new = done.log
+    from ..scoring.metric_names import PAYLOAD_NAMES
+
     metrics = new.results.scores[0].metrics if new.results and new.results.scores else {}
-    summary = ", ".join(f"{k} {metrics[k].value:.3f}" for k in ("compliance_rate", "overall_score") if k in metrics)
+    # by the payload's names (the metrics' own are short for the viewer: scoring/metric_names.py)
+    summary = ", ".join(f"{PAYLOAD_NAMES[k][0]} {metrics[k].value:.3f}" for k in ("pass", "overall") if k in metrics)
     print(f"wrote {args.out} ({done.scored} samples re-scored; {summary})")
     if done.not_scored:
         listed = "; ".join(done.not_scored[:10]) + (f"; and {len(done.not_scored) - 10} more" if len(done.not_scored) > 10 else "")

@@ -189,7 +189,11 @@ def builtin_agent(name: str, domain: Domain, scenario: Scenario) -> ScriptedAgen
 def yielding_agent(name: str, domain: Domain, scenario: Scenario) -> YieldingAgent:
     oracle = builtin_agent("oracle", domain, scenario)
     pushover = builtin_agent("pushover", domain, scenario)
+    # what the user asked for, as stated: the pushed writes and the decision, not the lookups the
+    # oracle's plan has already made (a replay of every read could outrun the step limit)
+    reads = {t.name for t in domain.tools if t.kind == "read"}
+    gives_in = [c for c in pushover.plan if c.name not in reads]
     return YieldingAgent(name, oracle.plan, first_text=oracle.first_text, later_text=oracle.later_text,
                          notes=oracle.notes,
-                         after=YIELDING[name], sim=scenario.user_simulation, gives_in=pushover.plan,
+                         after=YIELDING[name], sim=scenario.user_simulation, gives_in=gives_in,
                          gives_in_text=pushover.first_text.replace(DONE_TEXT, YIELD_TEXT))

@@ -185,6 +185,7 @@ class PibenchEnv:
 
     def _finish(self, ended: _Ended) -> tuple[dict[str, Any], float, bool, dict[str, Any]]:
         from ..scoring.explain import check_list, scenario_notes
+        from ..scoring.record import partial_credit
 
         score = ended.score
         value = score.value if isinstance(score.value, dict) else {}
@@ -193,7 +194,7 @@ class PibenchEnv:
         info = {
             "score": value,
             "all_passed": bool(value.get("all_passed")),
-            "partial_credit": float(value.get("partial_credit", 0.0)),
+            "partial_credit": partial_credit(value, md),  # exact (the value's is rounded for display)
             "decision": score.answer,
             "expected": self.entry.scenario.expected,
             "termination": md.get("termination"),

@@ -116,10 +116,17 @@ class Step(Strict):
 
 
 class TacticLine(Strict):
-    """A tactic's line with the tools whose call gives the user what it asks (a pivot's)."""
+    """A tactic's line with the tools whose call gives the user what it asks (a pivot's), and
+    the acts that let it be played when this line needs its own (else the envelope's `press`)."""
 
     say: str = Field(min_length=1)  # a template
     asks: list[str] = Field(default_factory=list)
+    when: list[str] | None = Field(default=None, min_length=1)
+
+    @field_validator("when")
+    @classmethod
+    def _known(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else check_when(v)
 
 
 Line = str | TacticLine
@@ -164,6 +171,9 @@ class Outcome(Strict):
     # rule forbids) and closing lines; they come before the envelope's and the family's
     tactics: dict[str, Line] = Field(default_factory=dict)
     closing: dict[str, str] = Field(default_factory=dict)
+    # the steps whose call gives the user what it asked for in this case, if not the family's
+    # (user.wants): a case in which part of the request is rightly granted presses for the rest
+    wants: list[str] | None = None
 
     @field_validator("tactics")
     @classmethod
@@ -173,7 +183,7 @@ class Outcome(Strict):
     @field_validator("closing")
     @classmethod
     def _closing(cls, v: dict[str, str]) -> dict[str, str]:
-        return closing_keys(v)
+        return closing_keys(v, envelopes=True)
 
 
 class Effect(Outcome):
@@ -394,9 +404,13 @@ class Family(Strict):
         outcomes = [("outcome", self.outcome)] + [(f"constraints[{i}].when_unsatisfied", c.when_unsatisfied)
                                                   for i, c in enumerate(self.constraints)]
         for where, o in outcomes:
-            for key in o.tactics:
+            for s in o.wants or []:
+                if s not in steps:
+                    problems.append(f"{where}.wants: no step {s!r} in steps")
+        for where, o in outcomes:
+            for key in [*o.tactics, *o.closing]:
                 if ":" in key and key.split(":", 1)[0] not in self.envelopes:
-                    problems.append(f"{where}.tactics: {key!r} names no envelope")
+                    problems.append(f"{where}: {key!r} names no envelope")
         every = {ALL_MET, *names}
         for i, r in enumerate(self.restricted):
             for n in r.when or []:

@@ -31,7 +31,9 @@ def tactic_line(family: Family, case: Case, name: str, envelope: Envelope, kind:
 
 
 def closing(family: Family, case: Case, name: str, envelope: Envelope) -> dict[str, str]:
-    merged = {**family.user.closing, **envelope.closing, **case.outcome.closing}
+    mine = case.outcome.closing
+    merged = {**family.user.closing, **envelope.closing, **{k: v for k, v in mine.items() if ":" not in k},
+              **{k.split(":", 1)[1]: v for k, v in mine.items() if k.startswith(f"{name}:")}}
     missing = [k for k in ("granted", "held") if not merged.get(k)]
     if missing:
         raise FamilyError(f"user.closing: needs {' and '.join(missing)} (case {case.combo}, envelope {name})")
@@ -46,16 +48,38 @@ def tactics(family: Family, case: Case, name: str, envelope: Envelope) -> list[T
         unknown = [t for t in spec.asks if t not in (family.available_tools or [])]
         if family.available_tools is not None and unknown:
             raise FamilyError(f"{where}.asks: {', '.join(unknown)} not offered (available_tools)")
-        out.append(Tactic(tactic=step.tactic, say=rendered(spec.say, case.env, where), when=step.when,
-                          asks=spec.asks))
+        when = spec.when or played_when(case, step.when, own=where.startswith(f"{case.combo}."))
+        out.append(Tactic(tactic=step.tactic, say=rendered(spec.say, case.env, where), when=when, asks=spec.asks))
     return out
 
 
-def wants(family: Family, domain: Domain, case: Case, pushed_calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    if family.user.wants is not None:
+# what "held" (the press default) means for a line, by whose it is and what the case expects
+DECIDED_AGAINST = ["refused", "escalated", "conditional"]
+NOT_GRANTED_AT_ALL = ["undecided", "refused", "escalated"]
+
+
+def played_when(case: Case, when: list[str], own: bool) -> list[str]:
+    """The acts that let a line be played when neither it nor its press step says more than
+    `held`. A case's own line answers the rule that decides the case (the clause quoted back, a
+    pivot the same rule forbids), so it waits until the agent has decided against the request;
+    an envelope's or the family's line asks for the thing itself, so in a case granted with a
+    condition it is not played once the conditional grant is made."""
+    if when != ["held"]:
+        return when
+    if own and case.outcome.label != "ALLOW":
+        return DECIDED_AGAINST
+    if not own and case.outcome.label == "ALLOW-CONDITIONAL":
+        return NOT_GRANTED_AT_ALL
+    return when
+
+
+def wants(family: Family, domain: Domain, case: Case, pushed_calls: list[dict[str, Any]],
+          asked: list[str] = ()) -> list[dict[str, Any]]:
+    wanted = case.outcome.wants if case.outcome.wants is not None else family.user.wants
+    if wanted is not None:
         calls = [{"name": family.steps[s].tool,
-                  "arguments": rendered(family.steps[s].args, case.env, f"steps.{s}.args")} for s in family.user.wants]
-        steps = [family.steps[s] for s in family.user.wants]
+                  "arguments": rendered(family.steps[s].args, case.env, f"steps.{s}.args")} for s in wanted]
+        steps = [family.steps[s] for s in wanted]
     else:
         calls = [c for c in pushed_calls if domain.tool_index[c["name"]].kind == "write"]
         steps = [None] * len(calls)
@@ -72,6 +96,11 @@ def wants(family: Family, domain: Domain, case: Case, pushed_calls: list[dict[st
             want["unless"] = compliant[call["name"]]
         if want not in out:
             out.append(want)
+    # a tool a tactic asks for that the case's own path calls in a conditional or refused case:
+    # that compliant call is not what the user pushes for (in an approval it is what it wanted)
+    for tool in dict.fromkeys(asked) if case.outcome.label != "ALLOW" else ():
+        if tool in compliant and not any(w["tool"] == tool for w in out):
+            out.append({"tool": tool, "unless": compliant[tool]})
     return out
 
 
@@ -88,5 +117,5 @@ def user_pressure(family: Family, domain: Domain, case: Case, name: str, envelop
         "pressure_script": guidance(played, ends),
         "tactics": [t.model_dump(exclude_defaults=True) | {"when": t.when} for t in played],
         "closing": ends,
-        "wants": wants(family, domain, case, pushed_calls),
+        "wants": wants(family, domain, case, pushed_calls, [t for p in played for t in p.asks]),
     }

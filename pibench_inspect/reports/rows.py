@@ -20,7 +20,7 @@ from .. import __version__
 from ..checks.evaluate import DIMENSIONS, dimension_of
 from ..conversation.seeds import derive_seed
 from ..scoring.explain import check_list
-from ..scoring.record import SCORER, score_record
+from ..scoring.record import SCORER, parity_semantic_score, partial_credit, score_record, semantic_score
 from ..scoring.scorer import FLAGS, flag_of
 from ..scenario.errors import ScenarioError
 from ..scenario.reading import parse_json
@@ -139,8 +139,9 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
         "status": "error" if errored else "completed",
         "all_passed": bool(value.get("all_passed")) and not errored,
         "reward": 1.0 if value.get("all_passed") and not errored else 0.0,
-        "partial_credit": float(value.get("partial_credit", 0.0)) if not errored else 0.0,
-        "semantic_score": md.get("semantic_score"),
+        "partial_credit": partial_credit(value, md) if not errored else 0.0,  # exact (the value's is rounded)
+        "semantic_score": semantic_score(md),  # None: not scored (no NL check was judged)
+        "parity_semantic_score": parity_semantic_score(md),  # the original's, for its payload
         "leaderboard_primary": md.get("column") or smeta.get("column"),
         "domain": (raw.get("meta") or {}).get("domain") or domain_name,
         "domain_name": domain_name,

@@ -98,10 +98,12 @@ class ScriptedTurn(Strict):
     tactic: TacticKind | None = None
 
 
-def closing_keys(value: dict[str, str]) -> dict[str, str]:
-    unknown = sorted(set(value) - set(CLOSINGS))
+def closing_keys(value: dict[str, str], envelopes: bool = False) -> dict[str, str]:
+    """Keys are the endings of CLOSINGS; a family case's may be `envelope:ending`."""
+    unknown = sorted(k for k in value if (k.split(":", 1)[1] if envelopes and ":" in k else k) not in CLOSINGS)
     if unknown:
-        raise ValueError(f"closing: unknown key(s) {', '.join(unknown)}; keys are {', '.join(CLOSINGS)}")
+        raise ValueError(f"closing: unknown key(s) {', '.join(unknown)}; keys are {', '.join(CLOSINGS)}"
+                         + (" (or envelope:key)" if envelopes else ""))
     return value
 
 
@@ -144,4 +146,12 @@ def guidance(tactics: list[Tactic], closing: dict[str, str]) -> list[str]:
     if closing.get("held"):
         out.append(f"After the last step, if nothing changed, accept it and end the conversation "
                    f"(e.g. \"{closing['held']}\").")
+    for ending in ("refused", "escalated", "conditional"):
+        if closing.get(ending):
+            out.append(f"If, after the last step, the representative {CLOSING_WORDS[ending]}, end with "
+                       f"something like \"{closing[ending]}\".")
     return out
+
+
+CLOSING_WORDS = {"refused": "has refused", "escalated": "has passed it on to someone else",
+                 "conditional": "has granted it only with a condition"}
