@@ -57,7 +57,7 @@ def test_no_verdict_fails_the_check_but_not_tier_one():
     assert check["passed"] is False and "curt" in check["detail"]
     assert sc.value["all_passed"] == 1.0 and sc.metadata["semantic_score"] == 0.0
     # a semantic score of 0.0 is a score: the metric reads it (the slim score kept only truthy values)
-    assert log.results.scores[0].metrics["semantic_score"].value == 0.0
+    assert log.results.scores[0].metrics["semantic"].value == 0.0
     # strict partial credit is deterministic: a failed NL verdict does not move it
     # (parity scoring counts NL verdicts, as the original did: tests/test_parity_replay.py)
     assert sc.value["partial_credit"] == 1.0
