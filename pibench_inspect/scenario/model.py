@@ -55,7 +55,7 @@ class ToolNotCalled(CheckBase):
     tool_name: str
 
 
-ArgumentMode = Literal["exact", "unordered", "contains_all", "casefold", "one_of"]
+ArgumentMode = Literal["exact", "unordered", "contains_all", "contains_any", "casefold", "one_of"]
 
 
 class ToolCalledWith(CheckBase):
@@ -64,8 +64,9 @@ class ToolCalledWith(CheckBase):
     `args_match` and `args` are aliases the original accepted for `arguments`. `argument_modes`
     is ours: per-argument matching where exact equality would demand what the agent cannot know
     (`unordered` lists, `contains_all` for a list that must include the expected items,
-    `casefold` for case- and whitespace-insensitive strings, `one_of` for a value that must be
-    one of the expected list's). Absent modes mean exact.
+    `contains_any` for a list that must include at least one of them, `casefold` for case- and
+    whitespace-insensitive strings, `one_of` for a value that must be one of the expected
+    list's). Absent modes mean exact.
     """
 
     type: Literal["tool_called_with"]
