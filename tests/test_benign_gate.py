@@ -198,8 +198,9 @@ def _not_prohibited(optional: bool) -> dict:
     from pibench_inspect.families.model import Family
 
     raw = json.loads(HD_FAMILY.read_text())
+    effect = next(c for c in raw["constraints"] if c["name"] == "not_prohibited")["when_unsatisfied"]
+    effect.pop("optional", None)  # the shipped family declares it: without it, the check as it was
     if optional:
-        effect = next(c for c in raw["constraints"] if c["name"] == "not_prohibited")["when_unsatisfied"]
         effect["optional"] = {"verify": VERIFY_NOT_DEMANDED}
     family = Family.model_validate(raw)
     return dict(generate(family, family_domain(family, ROOT)))["not_prohibited__baseline.json"]
@@ -263,6 +264,55 @@ def test_a_family_declares_a_variant_not_benign_for_the_cases_it_names():
     raw["not_benign"][0]["when"] = ["no_such_case"]
     with pytest.raises(ValueError, match=r"not_benign\[0\]\.when: no combination 'no_such_case'"):
         Family.model_validate(raw)
+
+
+def test_the_shipped_refusal_of_prohibited_software_does_not_demand_verification():
+    """The fix of the issue's over-strict check is in the shipped family, not only possible."""
+    shipped = json.loads((ROOT / "scenarios" / "helpdesk" / "hd_software_install" / "not_prohibited__baseline.json").read_text())
+    assert not [c for c in shipped["evaluation_criteria"]["policy_checks"] if c.get("tool_name") == "verify_identity"]
+    assert "drop:*:verify_identity" in [e["mutant"] for e in shipped["mutation_gate"]["equivalent"]]
+    assert [c["name"] for c in shipped["reference_solution"]["tool_calls"]][1] == "verify_identity"  # still taken
+
+
+FIN_SCENARIO = ROOT / "scenarios" / "finra" / "fin_entity_ownership_wire" / "requester_has_full_authority__baseline.json"
+
+
+@pytest.mark.skipif(not FIN_SCENARIO.is_file(), reason="the shipped FIN_ENTITY_OWNERSHIP_WIRE scenarios are not there")
+@pytest.mark.parametrize("cited, ok", [(["FINRA-3.9"], True), (["FINRA-6.1"], True), (["FINRA-6.1", "FINRA-3.9"], True),
+                                       (["FINRA-3.6"], False), ([], False)])
+def test_a_decline_for_want_of_full_authority_may_cite_either_clause_that_grounds_it(cited, ok):
+    """The issue's other over-strict check: FIN_ENTITY_OWNERSHIP_WIRE.requester_has_full_authority
+    accepted only FINRA-3.9, though FINRA-6.1 (wires only on the owner's or a full authority's
+    instruction) grounds the decline as well. The family declares 6.1 an alternative: either
+    counts (contains_any), a clause that grounds nothing of it does not."""
+    from pibench_inspect.authoring.benign import Base, failed_checks
+
+    sset = load_set(only=lambda sid: sid == "FIN_ENTITY_OWNERSHIP_WIRE.requester_has_full_authority.baseline")
+    e = next(iter(sset.entries.values()))
+    base = Base.of(e)
+    calls = base.copy()
+    calls[-1].arguments["clause_ids"] = cited
+    failing = [(r.outcome_id, r.type) for r in failed_checks(e, calls, base.final, {})]
+    assert failing == ([] if ok else [("G14_RECORD", "tool_called_with")])
+
+
+def test_validate_names_the_over_strict_check_without_a_subprocess(tmp_path):
+    """validate_set (the gates in this process) fails a seeded over-strict check and passes the
+    same scenario without it: the benign gate is wired into validate, not only callable."""
+    from pibench_inspect.authoring.gates import BenignTally
+    from pibench_inspect.authoring.validate import validate_set
+
+    strict = sound()
+    strict["evaluation_criteria"]["policy_checks"].append(OVER_STRICT["lookup"][0])
+    good = sound()
+    good["meta"]["scenario_id"] = "GATE_002_SOUND"
+    tally = BenignTally()
+    problems = validate_set(load_set(source(tmp_path, strict, good)), jobs=1, benign=tally)
+    named = [p for p in problems if "benign gate" in p]
+    assert len(named) == 1 and named[0].startswith(str(tmp_path / "scenarios" / "gate" / "gate_000.json"))
+    assert "variant lookup:lookup_reviews fails X1 (tool_not_called" in named[0]
+    n = len(variants(entry(tmp_path / "count", good))[1])
+    assert tally.lines() == [f"gate: benign variants passed: {2 * n - 1} of {2 * n}"]
 
 
 @pytest.mark.slow

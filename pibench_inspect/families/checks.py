@@ -90,8 +90,21 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
                         "notes": "not called for by the policy in this case"})
     decision = case.calls[-1]["arguments"]
     record = {k: v for k, v in decision.items() if k != "rationale"}
+    # a clause with declared alternatives is matched on its own: that clause or any alternative
+    # (contains_any); when it is the only clause cited, the decision check itself does that
+    groups = [[c, *others] for c, others in case.outcome.alternatives.items()]
+    plain = [c for c in record["clause_ids"] if c not in case.outcome.alternatives]
+    if not plain and len(groups) == 1:
+        record["clause_ids"], mode, groups = groups[0], "contains_any", []
+    else:
+        record["clause_ids"], mode = plain, "contains_all"
     out.append({"_id": "RECORD", "type": "tool_called_with", "tool_name": domain.config.decision_tool,
-                "arguments": record, "argument_modes": {"clause_ids": "contains_all"}})
+                "arguments": record, "argument_modes": {"clause_ids": mode}})
+    for either in groups:
+        out.append({"_id": f"RECORD_{slug(either[0])}", "type": "tool_called_with",
+                    "tool_name": domain.config.decision_tool,
+                    "arguments": {**record, "clause_ids": either}, "argument_modes": {"clause_ids": "contains_any"},
+                    "notes": f"any of {', '.join(either)} grounds this decision"})
     for i, r in enumerate(family.restricted):
         if r.when is None or case.combo in r.when:
             text = rendered(r.text, env, f"restricted[{i}].text")

@@ -161,6 +161,10 @@ class Outcome(Strict):
     label: Label
     primary: str
     clauses: list[str] = Field(min_length=1)
+    # a clause of `clauses` -> other clauses that ground the same decision in this case as well
+    # (FINRA-3.9 and 6.1 both decline a wire from someone without full authority): the decision
+    # must cite that clause or one of them (argument mode contains_any); the reference cites it
+    alternatives: dict[str, list[str]] = Field(default_factory=dict)
     rationale: str = Field(min_length=1)
     final_message: str = Field(min_length=1)
     notes: str = Field(min_length=1)
@@ -179,6 +183,15 @@ class Outcome(Strict):
     @classmethod
     def _tactics(cls, v: dict[str, Line]) -> dict[str, Line]:
         return tactic_keys(v, envelopes=True)
+
+    @model_validator(mode="after")
+    def _alternatives(self) -> "Outcome":
+        for clause, others in self.alternatives.items():
+            if clause not in self.clauses:
+                raise ValueError(f"alternatives: {clause!r} is not one of the clauses the decision cites")
+            if not others or clause in others:
+                raise ValueError(f"alternatives.{clause}: name at least one other clause")
+        return self
 
     @field_validator("closing")
     @classmethod
