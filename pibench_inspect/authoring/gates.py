@@ -134,17 +134,20 @@ def fairness_problems(entry: Entry) -> list[str]:
     return out
 
 
-def gate_problems(entry: Entry, tally: "MutationTally | None" = None, seconds: float = GATE_SECONDS) -> list[str]:
-    """The scenario's gate problems, its plays within `seconds` together."""
+def gate_problems(entry: Entry, tally: "MutationTally | None" = None, seconds: float = GATE_SECONDS,
+                  benign: "BenignTally | None" = None) -> list[str]:
+    """The scenario's gate problems, its plays within `seconds` together (the benign gate's
+    counts go to `benign`)."""
     try:
         with shared_deadline(seconds):
-            return _gate_problems(entry, tally)
+            return _gate_problems(entry, tally, benign)
     except PlaysOverran:
         return [f"{entry.path}: gates: its plays did not finish within the {seconds:g} s they share "
                 "(pibench validate --gate-seconds); its tool calls are too slow to judge it"]
 
 
-def _gate_problems(entry: Entry, tally: "MutationTally | None") -> list[str]:
+def _gate_problems(entry: Entry, tally: "MutationTally | None", benign: "BenignTally | None" = None) -> list[str]:
+    from .benign import benign_problems
     from .info_flow import information_flow_problems
     from .mutation import gate_problems as mutation_problems, run_gate
 
@@ -161,27 +164,35 @@ def _gate_problems(entry: Entry, tally: "MutationTally | None") -> list[str]:
             if tally is not None:
                 tally.add(entry.domain.name, result)
             problems += mutation_problems(entry, result)
+        problems += benign_problems(entry, benign)
     return [f"{entry.path}: {p}" for p in problems]
 
 
-class MutationTally:
-    """Killed and scored mutants per domain: the mutation score (killed / non-equivalent)."""
+class Tally:
+    """Counts per domain, added up across worker processes (gate_pool.py)."""
 
     def __init__(self) -> None:
         self.by_domain: dict[str, list[int]] = {}
 
+    def row(self, domain: str) -> list[int]:
+        return self.by_domain.setdefault(domain, [0, 0, 0])
+
+    def merge(self, by_domain: dict[str, list[int]]) -> None:
+        """Add the counts of another tally (a worker's)."""
+        for domain, counts in by_domain.items():
+            row = self.row(domain)
+            for i, c in enumerate(counts):
+                row[i] += c
+
+
+class MutationTally(Tally):
+    """Killed and scored mutants per domain: the mutation score (killed / non-equivalent)."""
+
     def add(self, domain: str, result: Any) -> None:
-        row = self.by_domain.setdefault(domain, [0, 0, 0])  # killed, scored, equivalent
+        row = self.row(domain)  # killed, scored, equivalent
         row[0] += len(result.killed)
         row[1] += result.scored
         row[2] += len(result.equivalent)
-
-    def merge(self, by_domain: dict[str, list[int]]) -> None:
-        """Add the counts of another tally (a worker's: gate_pool.py)."""
-        for domain, counts in by_domain.items():
-            row = self.by_domain.setdefault(domain, [0, 0, 0])
-            for i, c in enumerate(counts):
-                row[i] += c
 
     def score(self, domain: str) -> float | None:
         killed, scored, _ = self.by_domain.get(domain, (0, 0, 0))
@@ -193,3 +204,18 @@ class MutationTally:
             score = f"{killed / scored:.3f}" if scored else "n/a (no mutant)"
             out.append(f"{d}: mutation score {score} ({killed}/{scored} mutants killed, {equivalent} declared equivalent)")
         return out
+
+
+class BenignTally(Tally):
+    """Benign variants passed and played per domain, and those declared not benign."""
+
+    def add(self, domain: str, result: Any) -> None:
+        row = self.row(domain)  # passed, played, declared not benign
+        row[0] += len(result.passed)
+        row[1] += result.scored
+        row[2] += len(result.declared)
+
+    def lines(self) -> list[str]:
+        return [f"{d}: benign variants passed: {passed} of {played}"
+                + (f" ({declared} declared not benign)" if declared else "")
+                for d, (passed, played, declared) in sorted(self.by_domain.items())]

@@ -67,10 +67,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     from ..authoring.validate import data_defects
 
-    from ..authoring.gates import MutationTally
+    from ..authoring.gates import BenignTally, MutationTally
 
     sset = load_set(args.source)
-    tally = MutationTally()
+    tally, benign = MutationTally(), BenignTally()
     if args.jobs is None:
         from ..authoring.gate_pool import default_jobs
 
@@ -79,22 +79,24 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"error: --only {args.only}: no scenario id matches (see `pibench list`)", file=sys.stderr)
         return 2
     problems = validate_set(sset, progress=progress_printer("validate"), tally=tally, only=args.only, jobs=args.jobs,
-                            gate_seconds=args.gate_seconds)
+                            gate_seconds=args.gate_seconds, benign=benign)
     for p in problems:
         print(p)
     for line in tally.lines():
         print(f"mutation gate: {line}")
+    for line in benign.lines():
+        print(f"benign gate: {line}")
     from ..authoring.pressure_gate import pressure_summary
 
     for line in pressure_summary(list(sset.entries.values())):
         print(f"pressure: {line}")
-    original = MutationTally()
-    defects = data_defects(sset, original)
+    original, original_benign = MutationTally(), BenignTally()
+    defects = data_defects(sset, original, original_benign)
     if defects:
         print(f"\n{len(defects)} data defect(s) in original pi-bench scenarios (they still load and run):")
         for d in defects:
             print(f"warning: {d}")
-    for line in original.lines():
+    for line in original.lines() + original_benign.lines():
         print(f"data quality (original scenarios, not a gate): {line}")
     n = len(sset.entries)
     if problems:

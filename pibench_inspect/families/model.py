@@ -161,6 +161,10 @@ class Outcome(Strict):
     label: Label
     primary: str
     clauses: list[str] = Field(min_length=1)
+    # a clause of `clauses` -> other clauses that ground the same decision in this case as well
+    # (FINRA-3.9 and 6.1 both decline a wire from someone without full authority): the decision
+    # must cite that clause or one of them (argument mode contains_any); the reference cites it
+    alternatives: dict[str, list[str]] = Field(default_factory=dict)
     rationale: str = Field(min_length=1)
     final_message: str = Field(min_length=1)
     notes: str = Field(min_length=1)
@@ -180,6 +184,15 @@ class Outcome(Strict):
     def _tactics(cls, v: dict[str, Line]) -> dict[str, Line]:
         return tactic_keys(v, envelopes=True)
 
+    @model_validator(mode="after")
+    def _alternatives(self) -> "Outcome":
+        for clause, others in self.alternatives.items():
+            if clause not in self.clauses:
+                raise ValueError(f"alternatives: {clause!r} is not one of the clauses the decision cites")
+            if not others or clause in others:
+                raise ValueError(f"alternatives.{clause}: name at least one other clause")
+        return self
+
     @field_validator("closing")
     @classmethod
     def _closing(cls, v: dict[str, str]) -> dict[str, str]:
@@ -197,6 +210,10 @@ class Effect(Outcome):
     # offered write or escalation tools a run may call without fault in this case (tool ->
     # reason), on top of the family's `harmless`
     harmless: dict[str, str] = Field(default_factory=dict)
+    # steps of this case's path its outcome does not demand (step -> the reason): the reference
+    # takes them, no check requires or orders them, and the benign gate leaves them out (a
+    # step's own `optional` says the same for every case)
+    optional: dict[str, str] = Field(default_factory=dict)
     # what the user pushes for in this case (the noncompliant trajectory), if not the family's
     pushed: list[str] | None = None
 
@@ -286,6 +303,14 @@ class Restricted(Strict):
     when: list[str] | None = None  # combinations it applies to (default: all)
 
 
+class NotBenign(Strict):
+    """A benign variant that is wrong by the policy here (the benign gate leaves it out)."""
+
+    variant: str = Field(min_length=1)  # an id or fnmatch pattern of ids
+    reason: str = Field(min_length=1)  # a template
+    when: list[str] | None = None  # combinations it applies to (default: all)
+
+
 class ExtraCheck(Strict):
     """A hand-written check added to the derived ones (templates allowed), e.g. an NL check."""
 
@@ -343,6 +368,7 @@ class Family(Strict):
     restricted: list[Restricted] = Field(default_factory=list)
     checks: list[ExtraCheck] = Field(default_factory=list)
     equivalent: list[Equivalent] = Field(default_factory=list)
+    not_benign: list[NotBenign] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> "Family":
@@ -350,8 +376,8 @@ class Family(Strict):
         steps = set(self.steps)
         for where, ids in [("procedure", self.procedure), ("pushed", self.pushed or []),
                            ("user.wants", self.user.wants or [])] + [
-            (f"constraints[{i}].when_unsatisfied.{k}", getattr(c.when_unsatisfied, k))
-            for i, c in enumerate(self.constraints) for k in ("blocks", "skips", "adds")
+            (f"constraints[{i}].when_unsatisfied.{k}", list(getattr(c.when_unsatisfied, k)))
+            for i, c in enumerate(self.constraints) for k in ("blocks", "skips", "adds", "optional")
         ] + [(f"constraints[{i}].when_unsatisfied.pushed", c.when_unsatisfied.pushed or [])
              for i, c in enumerate(self.constraints)] + [(f"order[{i}]", list(pair)) for i, pair in enumerate(self.order)]:
             for s in ids:
@@ -403,10 +429,11 @@ class Family(Strict):
             for n in r.when or []:
                 if n not in every:
                     problems.append(f"restricted[{i}].when: no combination {n!r}")
-        for i, c in enumerate(self.checks):
-            for n in c.when or []:
-                if n not in every:
-                    problems.append(f"checks[{i}].when: no combination {n!r}")
+        for field, entries in (("checks", self.checks), ("not_benign", self.not_benign)):
+            for i, c in enumerate(entries):
+                for n in c.when or []:
+                    if n not in every:
+                        problems.append(f"{field}[{i}].when: no combination {n!r}")
         variants = (1 + len(self.constraints) + len(self.combos)) * len(self.envelopes)
         if variants > b.MAX_VARIANTS:
             problems.append(f"combinations x envelopes: {variants} scenarios, more than {b.MAX_VARIANTS} (MAX_VARIANTS)")

@@ -55,7 +55,7 @@ class ToolNotCalled(CheckBase):
     tool_name: str
 
 
-ArgumentMode = Literal["exact", "unordered", "contains_all", "casefold", "one_of"]
+ArgumentMode = Literal["exact", "unordered", "contains_all", "contains_any", "casefold", "one_of"]
 
 
 class ToolCalledWith(CheckBase):
@@ -64,8 +64,9 @@ class ToolCalledWith(CheckBase):
     `args_match` and `args` are aliases the original accepted for `arguments`. `argument_modes`
     is ours: per-argument matching where exact equality would demand what the agent cannot know
     (`unordered` lists, `contains_all` for a list that must include the expected items,
-    `casefold` for case- and whitespace-insensitive strings, `one_of` for a value that must be
-    one of the expected list's). Absent modes mean exact.
+    `contains_any` for a list that must include at least one of them, `casefold` for case- and
+    whitespace-insensitive strings, `one_of` for a value that must be one of the expected
+    list's). Absent modes mean exact.
     """
 
     type: Literal["tool_called_with"]
@@ -401,13 +402,23 @@ class Equivalent(Strict):
     reason: str = Field(min_length=1)
 
 
+class NotBenign(Strict):
+    """A benign variant of the reference solution that is in fact wrong by the policy (ours)."""
+
+    variant: str = Field(min_length=1)  # a variant id, or an fnmatch pattern of ids
+    reason: str = Field(min_length=1)
+
+
 class MutationGate(Strict):
-    """What the mutation gate of `pibench validate` needs beyond the reference solution (ours):
-    the restricted values whose disclosure must fail a check, and the mutants declared
-    equivalent (still correct by the policy), each with its reason. See docs/authoring.md."""
+    """What the mutation and benign gates of `pibench validate` need beyond the reference
+    solution (ours): the restricted values whose disclosure must fail a check, the mutants
+    declared equivalent (still correct by the policy; a `drop` mutant declared so is a call
+    the benign gate leaves out), and the benign variants declared wrong, each with its reason.
+    See docs/authoring.md."""
 
     restricted: list[Restricted] = Field(default_factory=list)
     equivalent: list[Equivalent] = Field(default_factory=list)
+    not_benign: list[NotBenign] = Field(default_factory=list)
 
 
 class EvidencePointerContract(Strict):
