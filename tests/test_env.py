@@ -182,18 +182,9 @@ def test_the_environment_serves_exactly_what_inspect_eval_runs_and_a_bad_call_is
     listed and served, and even the oracle got reward 0; now it is neither listed nor served, and
     make() names the reason. Arguments that are not a JSON object are a tool error for that call,
     as on every agent path, where they raised ValueError."""
-    import json
-    import shutil
+    from conftest import source_with_invalid_scenario
 
-    from conftest import MINI, mini_scenario
-
-    src = tmp_path / "src"
-    shutil.copytree(MINI, src)
-    bad = mini_scenario()
-    bad["meta"]["scenario_id"] = "MINI_BAD"
-    bad["evaluation_criteria"]["policy_checks"].append({"outcome_id": "E9", "type": "tool_called",
-                                                        "tool_name": "no_such_tool"})
-    (src / "scenarios" / "mini" / "mini_bad.json").write_text(json.dumps(bad))
+    src = source_with_invalid_scenario(tmp_path)
     r = run_script(tmp_path, f"""
 from pibench_inspect import env
 src = {str(src)!r}

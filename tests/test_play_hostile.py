@@ -105,17 +105,11 @@ def test_the_terminal_shows_every_party_s_text_inert():
 
 def test_play_offers_only_what_inspect_eval_runs(tmp_path):
     """A scenario `inspect eval` skips as invalid is refused with the reason, and asked again."""
-    from conftest import mini_scenario
+    from conftest import source_with_invalid_scenario
     from pibench_inspect.cli.play import choose_scenario
     from pibench_inspect.scenario.catalog import load_set
 
-    src = tmp_path / "src"
-    shutil.copytree(MINI, src)
-    bad = mini_scenario()
-    bad["meta"]["scenario_id"] = "MINI_BAD"
-    bad["evaluation_criteria"]["policy_checks"].append({"outcome_id": "E9", "type": "tool_called",
-                                                        "tool_name": "no_such_tool"})
-    (src / "scenarios" / "mini" / "mini_bad.json").write_text(json.dumps(bad))
+    src = source_with_invalid_scenario(tmp_path)
 
     class Person:
         shown: list[str] = []
