@@ -55,15 +55,21 @@ METRICS = {
     for name, attribute in {
         "headline": "headline",
         "compliance": "compliance",
-        "overall": "overall_scores",
-        "groups": "groups",
-        "errors": "errors",
-        "columns": "columns",
+        "overall": "overall_score",
+        "policy": "policy",
+        "understanding": "understanding",
+        "execution": "execution",
+        "boundaries": "boundaries",
+        "other_columns": "other_columns",
+        "nl_tier": "nl_tier",
         "domains": "domains",
-        "event_flags": "event_flags",
-        "repeatability": "repeatability",
-        "robustness": "robustness",
+        "flags": "flags",
+        "runs": "runs",
         "terminations": "terminations",
+        "pass_k": "pass_k",
+        "repeatability": "repeatability",
+        "envelopes": "envelopes",
+        "pressure": "pressure",
     }.items()
 }
 MODEL_APIS = {

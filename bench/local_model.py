@@ -128,22 +128,56 @@ def run_role(role: str, url: str, args: argparse.Namespace, log_dir: Path) -> tu
     return cmd, time.monotonic() - start, done
 
 
-def judge_outcomes(score) -> list[str]:
+def judge_outcomes(record: dict) -> list[str]:
+    """Each NL check of a score's record: its status, a judge error with its reason."""
     out = []
     from pibench_inspect.scoring.explain import check_list
 
-    for c in check_list((score.metadata or {}).get("checks")):
+    for c in check_list(record.get("checks")):
         if c.get("type") == "NL_JUDGE":
             out.append(c["status"] if c["status"] != "judge_error" else f"judge_error ({c['detail'][:120]})")
     return out
 
 
+def sample_row(role: str, s) -> tuple[list[object] | None, list[str]]:
+    """One sample of a role's run: its row (how it ended, its NL checks, tokens and model time) and
+    the problems it shows (a sample neither scored nor named). What the score says beyond its
+    value is in its record (scoring/record.score_record: an info event from score format 3 on,
+    the metadata before), not in the Score's metadata, which keeps only what the metrics read."""
+    from pibench_inspect.reports.causes import is_wrapper, sample_error_cause
+    from pibench_inspect.reports.usage import sample_usage
+    from pibench_inspect.scoring.record import score_record
+
+    score = (s.scores or {}).get("pibench_scorer")
+    usage = sample_usage(s)
+    tokens = " / ".join(f"{usage[r]['total_tokens']:,}" for r in ("agent", "user", "judge"))
+    seconds = " / ".join(f"{usage[r]['seconds']:.0f}" for r in ("agent", "user", "judge"))
+    if s.error is not None:
+        cause = sample_error_cause(s) or ""
+        named = bool(cause) and not is_wrapper(cause) and "\n" not in cause
+        problems = [] if named else [f"{role} {s.id}: a sample error without a readable cause: {s.error.message[:200]}"]
+        return [role, s.id, "sample error", cause[:160], "-", tokens, seconds], problems
+    if score is None:
+        return None, [f"{role} {s.id}: neither a score nor an error"]
+    md = score_record(s)
+    problems = []
+    how = md.get("termination")
+    detail = md.get("stop_detail") or md.get("agent_error") or md.get("user_error") or ""
+    if how in ("agent_overflow", "agent_content_filter", "agent_empty", "user_error", "agent_error") and not detail:
+        problems.append(f"{role} {s.id}: ended {how} without a reason")
+    judged = judge_outcomes(md)
+    if role == "judge" and not judged:
+        problems.append(f"{role} {s.id}: no NL check was judged")
+    if any(j.startswith("judge_error") and "(" not in j for j in judged):
+        problems.append(f"{role} {s.id}: a judge error without a reason")
+    ended = f"{how}" + (f": {detail[:140]}" if detail else "")
+    return [role, s.id, f"scored (all_passed {score.value['all_passed']:.0f}, malformed calls "
+                        f"{md.get('malformed_calls') or 0})", ended, ", ".join(judged) or "-", tokens, seconds], problems
+
+
 def check_log(role: str, log_dir: Path) -> tuple[list[list[object]], list[str]]:
     """Per sample: how it ended, and the problems (a sample neither scored nor named)."""
     from inspect_ai.log import list_eval_logs, read_eval_log
-
-    from pibench_inspect.reports.causes import is_wrapper, sample_error_cause
-    from pibench_inspect.reports.usage import sample_usage
 
     rows, problems = [], []
     logs = list_eval_logs(str(log_dir))
@@ -151,33 +185,10 @@ def check_log(role: str, log_dir: Path) -> tuple[list[list[object]], list[str]]:
         return rows, [f"{role}: expected one log in {log_dir}, found {len(logs)}"]
     log = read_eval_log(logs[0].name)
     for s in log.samples or []:
-        score = (s.scores or {}).get("pibench_scorer")
-        usage = sample_usage(s)
-        tokens = " / ".join(f"{usage[r]['total_tokens']:,}" for r in ("agent", "user", "judge"))
-        seconds = " / ".join(f"{usage[r]['seconds']:.0f}" for r in ("agent", "user", "judge"))
-        if s.error is not None:
-            cause = sample_error_cause(s) or ""
-            named = bool(cause) and not is_wrapper(cause) and "\n" not in cause
-            rows.append([role, s.id, "sample error", cause[:160], "-", tokens, seconds])
-            if not named:
-                problems.append(f"{role} {s.id}: a sample error without a readable cause: {s.error.message[:200]}")
-            continue
-        if score is None:
-            problems.append(f"{role} {s.id}: neither a score nor an error")
-            continue
-        md = score.metadata or {}
-        how = md.get("termination")
-        detail = md.get("stop_detail") or md.get("agent_error") or md.get("user_error") or ""
-        if how in ("agent_overflow", "agent_content_filter", "agent_empty", "user_error", "agent_error") and not detail:
-            problems.append(f"{role} {s.id}: ended {how} without a reason")
-        judged = judge_outcomes(score)
-        if role == "judge" and not judged:
-            problems.append(f"{role} {s.id}: no NL check was judged")
-        if any(j.startswith("judge_error") and "(" not in j for j in judged):
-            problems.append(f"{role} {s.id}: a judge error without a reason")
-        ended = how + (f": {detail[:140]}" if detail else "")
-        rows.append([role, s.id, f"scored (all_passed {score.value['all_passed']:.0f}, malformed calls "
-                                 f"{md.get('malformed_calls', 0)})", ended, ", ".join(judged) or "-", tokens, seconds])
+        row, found = sample_row(role, s)
+        if row is not None:
+            rows.append(row)
+        problems += found
     return rows, problems
 
 
@@ -210,7 +221,7 @@ def main() -> int:
         for role in roles:
             print(f"== {role}", file=sys.stderr, flush=True)
             cmd, wall, done = run_role(role, server.url, args, work / role)
-            summary = [line for line in done.stderr.splitlines() if line.startswith(("pibench ", "  first "))]
+            summary = [line for line in done.stderr.splitlines() if line.startswith(("pi-bench: ", "  first "))]
             print("\n".join(summary) or done.stderr[-2000:], file=sys.stderr, flush=True)
             if done.returncode != 0:
                 problems.append(f"{role}: inspect eval exited {done.returncode}: {done.stderr[-500:]}")

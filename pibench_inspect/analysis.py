@@ -29,6 +29,7 @@ from .reports.rows import check_rows, log_rows
 from .reports.stats import RESAMPLES, SEED, bootstrap, pass_hat_k
 from .reports.usage import ROLES
 from .scoring.metrics import COLUMNS, GROUPS
+from .scoring.record import SCORER, partial_credit
 from .scoring.scorer import FLAG_KEYS, FLAGS
 
 Logs = Union[str, Path, EvalLog, LoadedLog, Iterable[Union[str, Path, EvalLog, LoadedLog]]]
@@ -132,7 +133,8 @@ def checks(logs: Logs) -> pd.DataFrame:
     recs = []
     for c in check_rows(_rows(logs)):
         ev = c["evidence"]
-        c = {**c, "epoch": c.pop("trial") + 1}  # one run number: pooled logs continue it
+        c = dict(c)
+        c["epoch"] = c.pop("trial") + 1  # one run number, as in `samples`: pooled logs continue it
         recs.append({**c, "message_index": ev.get("message_index"), "tool_call_id": ev.get("tool_call_id"),
                      "step_index": ev.get("step_index"), "reason": ev.get("reason")})
     return frame(recs, CHECK_DTYPES)
@@ -147,7 +149,9 @@ def _kind(stat: str) -> str:
 
 
 def summary(logs: Logs, *, resamples: int = RESAMPLES, seed: int = SEED) -> pd.DataFrame:
-    """Per agent: overall, compliance, each group and column with its bootstrap 95% interval."""
+    """Per agent: overall, compliance, each group and column with its bootstrap 95% interval
+    (resampling families, as `pibench report` does: a family's variants are not independent,
+    a hand-written scenario is its own family), and how many scenarios and families it holds."""
     rows = _rows(logs)
     recs = []
     for agent in dict.fromkeys(r["agent"] for r in rows):
@@ -157,9 +161,10 @@ def summary(logs: Logs, *, resamples: int = RESAMPLES, seed: int = SEED) -> pd.D
             c = ci.get(stat)
             recs.append({"agent": agent, "statistic": stat, "kind": _kind(stat),
                          "value": c["value"] if c else None, "low": c["low"] if c else None,
-                         "high": c["high"] if c else None, "n_scenarios": c["n_scenarios"] if c else 0})
+                         "high": c["high"] if c else None, "n_scenarios": c["n_scenarios"] if c else 0,
+                         "n_families": c["n_families"] if c else 0})
     return frame(recs, {"agent": "string", "statistic": "string", "kind": "string", "value": "Float64",
-                        "low": "Float64", "high": "Float64", "n_scenarios": "Int64"})
+                        "low": "Float64", "high": "Float64", "n_scenarios": "Int64", "n_families": "Int64"})
 
 
 def pass_k(logs: Logs) -> pd.DataFrame:
@@ -186,6 +191,11 @@ def usage(logs: Logs) -> pd.DataFrame:
                         "total_tokens": "Int64", "cost": "Float64"})
 
 
+def _exact_credit(sample: Any) -> float | None:
+    score = (sample.scores or {}).get(SCORER)
+    return None if score is None else partial_credit(score.value, score.metadata)
+
+
 def _score(key: str) -> str:
     return f"scores.pibench_scorer.{key}"
 
@@ -194,11 +204,14 @@ def _score(key: str) -> str:
 # says about the run (`samples_df(logs, columns=SampleSummary + PIBENCH_COLUMNS)`)
 PIBENCH_COLUMNS = [
     SampleColumn("pibench_all_passed", path=_score("value.all_passed"), type=bool),
-    SampleColumn("pibench_partial_credit", path=_score("value.partial_credit"), type=float),
+    # exact: the score metadata's credit (the value's partial_credit is rounded for the viewer)
+    SampleColumn("pibench_partial_credit", path=_exact_credit, type=float),
     *[SampleColumn(f"pibench_{key}", path=_score(f"value.{key}"), type=bool) for key in FLAG_KEYS.values()],
     SampleColumn("pibench_decision", path=_score("answer"), type=str),
     SampleColumn("pibench_termination", path=_score("metadata.termination"), type=str),
-    SampleColumn("pibench_semantic_score", path=_score("metadata.semantic_score"), type=float),
+    # not scored (no NL check judged) is a missing number: NaN, so that a keyless log's column is
+    # still a float column (Inspect types a column with no value at all as a string)
+    SampleColumn("pibench_semantic_score", path=_score("metadata.semantic_score"), type=float, default=float("nan")),
     SampleColumn("pibench_label", path="metadata.label", type=str),
     SampleColumn("pibench_column", path="metadata.column", type=str),
     SampleColumn("pibench_domain", path="metadata.domain", type=str),

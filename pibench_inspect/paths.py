@@ -6,6 +6,8 @@ editable install they are the top-level folders next to the package.
 
 from __future__ import annotations
 
+import fnmatch
+import os
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -42,3 +44,20 @@ def user_path(path: str | Path) -> Path:
     if shell_cwd and (Path(shell_cwd) / p).exists():
         return (Path(shell_cwd) / p).resolve()
     return p.resolve()
+
+
+def files_under(root: Path, pattern: str = "*") -> list[tuple[tuple[str, ...], Path]]:
+    """Every file under `root` whose name matches `pattern`, as (its path's parts below `root`,
+    its path), in the order `sorted(root.rglob(pattern))` gives: by parts, symlinked folders not
+    entered, a symlink to a file listed (`is_file` follows it). Walked with `os.walk`: pathlib's
+    rglob hashes and compares every Path it makes, which cost a run ~0.1 s per 500 files."""
+    out = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        rel = os.path.relpath(folder, root)
+        parts = () if rel == os.curdir else tuple(rel.split(os.sep))
+        for name in names:
+            if fnmatch.fnmatchcase(name, pattern):
+                out.append((parts + (name,), Path(folder, name)))
+    out.sort(key=lambda item: item[0])
+    return out

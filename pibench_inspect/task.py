@@ -20,22 +20,28 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import get_model
 
 from . import _bootstrap  # noqa: F401  (environment set-up before litellm can load)
-from .cli.refusal import Refusal, closest, matches_any, prefix_glob
+from .runtime.startup import settle_imports
+
+settle_imports()  # before the package's own imports (runtime/startup.py)
+from .cli.refusal import Refusal, closest, glob_fix, is_glob, matches_any, prefix_glob
 from .conversation.seats import SEATED_AGENTS, SEATED_USERS, require_seat
 from .conversation.solver import conversation, is_none_model
-from .runtime.inspect_internals import SAMPLE_ID_LOGGER, PrerequisiteError, active_model, sample_id_patterns
+from .runtime.inspect_internals import (
+    SAMPLE_ID_LOGGER, PrerequisiteError, active_model, eval_sample_ids, sample_id_matcher, sample_id_patterns,
+)
 from .conversation.prompts import policy_shared, shared_policies
+from .environment.merge import DIFF_LEGEND
 from .scenario.catalog import Entry, ScenarioSet, load_set
 from .scenario.content_hash import content_hash
 from .scenario.shard import in_shard
 from .scoring.metrics import COLUMNS
-from .scoring.metrics import DESCRIPTIONS as METRIC_DESCRIPTIONS
+from .scoring.metric_names import DESCRIPTIONS as METRIC_DESCRIPTIONS
 from .scoring.scorer import pibench_scorer
 from .task_args import LABEL_VALUES, TaskArgs, parse_args, task_arguments
 
 logger = logging.getLogger(__name__)
 
-def sample_for(entry: Entry, ablation: str | None = None) -> Sample:
+def sample_for(entry: Entry, ablation: str | None = None, label_filter: list[str] | None = None) -> Sample:
     s = entry.scenario
     metadata = {
         "domain": entry.domain.name,
@@ -51,6 +57,9 @@ def sample_for(entry: Entry, ablation: str | None = None) -> Sample:
         "stressors": tuple(s.leaderboard.stressors) if s.leaderboard else (),
         "policy_version": s.policy_context.policy_version,
         "scenario_file": str(entry.path),
+        # -T label: the labels the person chose, so the rates over a label may be shown even when
+        # every run has it (scoring/metrics.states_a_label)
+        "label_filter": tuple(label_filter) if label_filter else None,
     }
     # Why this shape: Inspect copies a sample's metadata for every epoch and keeps the copy, and
     # a summary of it, until the run ends. Unset keys are left out (readers `.get` them), lists
@@ -65,13 +74,15 @@ def sample_for(entry: Entry, ablation: str | None = None) -> Sample:
 
 
 def _choose(entries: list[Entry], wanted: list[str] | None, arg: str, value_of,
-            valid: tuple[str, ...] = ()) -> list[Entry]:
+            valid: tuple[str, ...] = (), partial: bool = False) -> list[Entry]:
     """The entries whose value is wanted; a wanted value present in none is a Refusal naming the
-    closest present values (none for a `valid` value that this selection simply lacks)."""
+    closest present values (none for a `valid` value that this selection simply lacks).
+    `partial`: `entries` are only those `--sample-id` selected, so a `valid` value absent from
+    them is no mistake as long as another wanted value is present."""
     if not wanted:
         return entries
     present = sorted({value_of(e) for e in entries})
-    unknown = [w for w in wanted if w not in present]
+    unknown = [w for w in wanted if w not in present and not (partial and w in valid)]
     out = [e for e in entries if value_of(e) in wanted]
     if not out or unknown:
         hint = "; ".join(
@@ -122,10 +133,11 @@ def apply_ablation(chosen: list[Entry], ablation: str, scenario_set: ScenarioSet
     return out
 
 
-def select(entries: list[Entry], args: TaskArgs) -> list[Entry]:
-    """The scenarios the filters keep (a filter that matches nothing is an error naming it)."""
-    out = _choose(entries, args.column, "column", lambda e: e.scenario.primary, COLUMNS)
-    out = _choose(out, args.label, "label", lambda e: e.scenario.expected, LABEL_VALUES)
+def select(entries: list[Entry], args: TaskArgs, partial: bool = False) -> list[Entry]:
+    """The scenarios the filters keep (a filter that matches nothing is an error naming it);
+    `partial`: `entries` are what `--sample-id` selected, not the whole set (see _choose)."""
+    out = _choose(entries, args.column, "column", lambda e: e.scenario.primary, COLUMNS, partial)
+    out = _choose(out, args.label, "label", lambda e: e.scenario.expected, LABEL_VALUES, partial)
     return shard_part(out, args.shard)
 
 
@@ -158,42 +170,51 @@ logging.getLogger(SAMPLE_ID_LOGGER).addFilter(_OwnSampleIdWarnings())
 
 
 def unmatched_hint(pattern: str, ids: list[str]) -> str:
-    """'RET_01' (did you mean 'RET_01*'? it matches 10; closest: RET_010_..., ...)"""
+    """'RET_01' (did you mean 'RET_01*'? it matches 10; closest: RET_010_..., ...); a misspelt
+    glob gets the glob meant: 'RET_PRICE_ADJUSTMNT.*' (did you mean 'RET_PRICE_ADJUSTMENT.*'? ...)."""
     parts = []
-    if (glob := prefix_glob(pattern, ids)) is not None:
+    if (glob := prefix_glob(pattern, ids) or glob_fix(pattern, ids)) is not None:
         parts.append(f"did you mean '{glob[0]}'? it matches {glob[1]}")
-    if close := closest(pattern, ids):
+    if (not glob or not is_glob(pattern)) and (close := closest(pattern, ids)):
         parts.append(f"closest: {', '.join(close)}")
     return f"{pattern!r}" + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def check_patterns(patterns: list[str], ids: list[str], matched: int, task: str) -> None:
+    """Say which `--sample-id` patterns match none of `ids` (the task's scenarios), with the
+    closest ids: a Refusal when nothing matched at all (`matched` 0), else a warning, once."""
+    unmatched = [p for p in patterns if not matches_any(p, ids)]
+    if not unmatched and matched:
+        return
+    said = "; ".join(unmatched_hint(p, ids) for p in unmatched or patterns)
+    if not matched:
+        raise Refusal(f"--sample-id {','.join(patterns)}: no scenario {said} in task '{task}'; "
+                      "`pibench list` shows every scenario id")
+    line = (f"--sample-id: {said} matches no scenario in task '{task}'; "
+            f"running the {matched} that the other patterns match")
+    if line not in _SAID:  # Inspect slices the dataset twice
+        _SAID.add(line)
+        logger.warning(line)
 
 
 class ScenarioDataset(MemoryDataset):
     """A MemoryDataset that answers `--sample-id` itself: a pattern matching no scenario is named
     with the closest ids (by prefix and edit distance; Inspect's own message lists only the first
-    eight ids): a refusal when nothing matches, a warning when the other patterns match."""
+    eight ids): a refusal when nothing matches, a warning when the other patterns match.
 
-    def __init__(self, samples: list[Sample], name: str) -> None:
+    `known_ids`: every scenario id of the task, when the dataset holds only those `--sample-id`
+    selects (the task read it before Inspect filters: see build_task)."""
+
+    def __init__(self, samples: list[Sample], name: str, known_ids: list[str] | None = None) -> None:
         super().__init__(samples, name=name)
+        self.known_ids = known_ids
         _OWN_DATASETS.add(name)
 
     def filter(self, predicate, name=None):  # type: ignore[override]
         out = super().filter(predicate, name)
         patterns = sample_id_patterns(predicate)
-        if patterns is None:
-            return out
-        ids = [str(s.id) for s in self]
-        unmatched = [p for p in patterns if not matches_any(p, ids)]
-        if not unmatched:
-            return out
-        said = "; ".join(unmatched_hint(p, ids) for p in unmatched)
-        if len(out) == 0:
-            raise Refusal(f"--sample-id {','.join(patterns)}: no scenario {said} in task '{self.name}'; "
-                          "`pibench list` shows every scenario id")
-        line = (f"--sample-id: {said} matches no scenario in task '{self.name}'; "
-                f"running the {len(out)} that the other patterns match")
-        if line not in _SAID:  # Inspect slices the dataset twice
-            _SAID.add(line)
-            logger.warning(line)
+        if patterns is not None:
+            check_patterns(patterns, self.known_ids or [str(s.id) for s in self], len(out), self.name)
         return out
 
 
@@ -214,6 +235,21 @@ def check_models(args: TaskArgs) -> None:
             "-T user=llm (the default) needs a model for the simulated user: bind --model-role "
             f"user=PROVIDER/MODEL or pass --model, or use -T user=scripted (or solo); or {keyless}"
         )
+
+
+def remote_roles(args: TaskArgs) -> dict[str, Any]:
+    """The model each role of this run calls: the agent's `--model` (`-T agent=model`), the LLM
+    user's, and the judge's unless `-T judge=off` (the `grader` role, else the model under test,
+    as scoring/scorer.grader); roles that call no model are left out."""
+    model = active_model()
+    if model is None:  # built outside an eval: nothing is known of the run's models
+        return {}
+    roles: dict[str, Any] = {
+        "agent": model if args.agent == "model" else None,
+        "user": get_model(role="user", default=model) if args.user == "llm" else None,
+        "grader": get_model(role="grader", default=model) if args.judge != "off" else None,
+    }
+    return {role: m for role, m in roles.items() if m is not None and not is_none_model(m)}
 
 
 def agent_name(args: TaskArgs) -> str:
@@ -268,6 +304,10 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
         if getattr(args, role) in seated:  # only `pibench play` (a person) or an environment seats one
             require_seat(role, getattr(args, role))
     check_models(args)
+    if args.model_check:  # a model nothing answers for stops the run now, in one line
+        from .providers.model_check import require_reachable as require_models
+
+        require_models(remote_roles(args))
     if ":" in args.agent:  # a module:Class agent: loadable, and its own preflight passes (credentials)
         from .local.adapter import check_agent
 
@@ -277,8 +317,11 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
             raise
         except ValueError as err:  # already names -T agent=...; said in one line, no traceback
             raise Refusal(str(err)) from None
+    # `--sample-id`, read before Inspect filters the dataset with it: only what runs is loaded
+    # (an ablation may need the family's other variants: everything is loaded for it)
+    wanted = None if args.ablation else eval_sample_ids()
     try:
-        scenario_set: ScenarioSet = load_set(args.source)
+        scenario_set: ScenarioSet = load_set(args.source, only=sample_id_matcher(wanted) if wanted else None)
     except FileNotFoundError as err:
         why = str(err).split(": ", 1)[-1]  # "source PATH: no scenarios/ folder (...)"
         raise Refusal(f"-T source={args.source}: {why}; pass a folder holding scenarios/ and domains/") from None
@@ -287,10 +330,16 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
     entries = (
         list(scenario_set.entries.values()) if domain is None else scenario_set.by_domain(domain)
     )
+    known = None
+    if wanted:  # every id of the task, for naming the closest to a pattern that matches none
+        known = [e.scenario.scenario_id for e in entries] + [
+            sid for sid, d in scenario_set.unloaded.items() if domain is None or d == domain]
+        if not entries:  # nothing to run: refused now (a pattern of several that matches none is
+            check_patterns(wanted, known, 0, domain or "pibench")  # said when Inspect filters)
     if not entries:
         where = f"domain {domain!r}" if domain else "any domain"
         raise Refusal(f"no valid scenarios for {where} under {scenario_set.source or 'the package data'}")
-    chosen = select(entries, args)
+    chosen = select(entries, args, partial=bool(wanted))
     chosen = drop_invalid(chosen)
     if args.ablation:
         chosen = apply_ablation(chosen, args.ablation, scenario_set)
@@ -300,7 +349,8 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
         require_reachable(args)  # a dead URL stops the run here, in one line, not per sample
     source = str(scenario_set.source) if scenario_set.source else None
     return Task(
-        dataset=ScenarioDataset([sample_for(e, args.ablation) for e in chosen], name=domain or "pibench"),
+        dataset=ScenarioDataset([sample_for(e, args.ablation, args.label) for e in chosen], name=domain or "pibench",
+                                known_ids=known),
         # shown under the task's name in `inspect view` (its header and the log list's Tags
         # column): a built-in, local or A2A agent has no model to tell its runs apart by
         tags=run_tags(args),
@@ -313,6 +363,8 @@ def build_task(domain: str | None, args: TaskArgs) -> Task:
             "scenario_set": content_hash(source),
             # what each metric is, in one line (docs/metrics.md); the viewer's Task tab shows it
             "metrics": dict(METRIC_DESCRIPTIONS),
+            # how to read each sample's store `pibench:state_changes` (environment/merge.py)
+            "state_changes": dict(DIFF_LEGEND),
             # once per log, not in each sample's system message (conversation/prompts.policy_shared)
             **({"policies": shared_policies({id(e.domain): e.domain for e in chosen}.values())}
                if policy_shared(args.agent) else {}),

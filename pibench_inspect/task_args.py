@@ -44,7 +44,7 @@ class TaskArgs(BaseModel):
 
     agent: str = Field("model", description=(
         'The agent under test: "model" (the --model), a built-in agent ("oracle", "nothing", '
-        '"deny_all", "escalate_all", "pushover"), "module:ClassOrFactory" (your own agent '
+        '"deny_all", "escalate_all", "pushover", "yield1", "yield2", "yield3"), "module:ClassOrFactory" (your own agent '
         'implementing pibench_inspect.local.AgentProtocol), or "a2a" (a remote A2A agent at agent_url).'))
     user: Literal["llm", "scripted", "solo", "a2a", "human"] = Field("llm", description=(
         'The simulated user: "llm" (the `user` model role, else --model), "scripted" (replays the '
@@ -69,6 +69,10 @@ class TaskArgs(BaseModel):
         "Base seed of the LLM user and of remote parties, derived per scenario and epoch "
         "(default: the `user` role's own seed, else 42)."))
     hard_gate: bool = Field(False, description="Tools a tool_not_called check forbids refuse to run.")
+    model_check: bool = Field(True, description=(
+        "Before samples start, reach each remote model the run uses (agent, user, grader) with one "
+        "minimal request under a short deadline, and stop the run in one line if one cannot be reached; "
+        "false skips it."))
     # None in the signature (and in logs written before this model): no keyword arguments
     agent_args: dict[str, Any] = Field(default_factory=dict, description=(
         'Keyword arguments for a module:ClassOrFactory agent (JSON, e.g. {"model_name": "gpt-4o-mini"}).'))
@@ -107,9 +111,11 @@ class TaskArgs(BaseModel):
     def _known_agent(cls, v: str) -> str:
         # a seated agent ("human", an environment's "policy") is checked for its seat by the task
         if v not in ("model", "a2a", *SEATED_AGENTS) and v not in BUILTIN_AGENTS and ":" not in v:
+            near = closest(v, ("model", "a2a", *BUILTIN_AGENTS), 1)
             raise ValueError(
-                f"expected 'model', 'a2a', 'human' (pibench play), one of {', '.join(BUILTIN_AGENTS)}, or "
-                f"module:ClassOrFactory implementing pibench_inspect.local.AgentProtocol; got {v!r}"
+                "no such agent" + (f" (did you mean {near[0]}?)" if near else "")
+                + f"; expected 'model', 'a2a', 'human' (pibench play), one of {', '.join(BUILTIN_AGENTS)}, or "
+                "module:ClassOrFactory implementing pibench_inspect.local.AgentProtocol"
             )
         return v
 
@@ -118,7 +124,11 @@ class TaskArgs(BaseModel):
     def _known_labels(cls, v: list[str] | None) -> list[str] | None:
         bad = [x for x in v or [] if x not in LABEL_VALUES]
         if bad:
-            raise ValueError(f"unknown label(s) {', '.join(bad)}; labels are {', '.join(LABEL_VALUES)}")
+            said = []
+            for x in bad:  # a label in another case, or a prefix of one: say which was meant
+                near = [lab for lab in LABEL_VALUES if lab.lower() == x.lower()] or closest(x.upper(), LABEL_VALUES, 1)
+                said.append(f"{x}" + (f" (did you mean {near[0]}?)" if near else ""))
+            raise ValueError(f"unknown label(s) {', '.join(said)}; labels are {', '.join(LABEL_VALUES)}")
         return v
 
     @model_validator(mode="after")
@@ -165,9 +175,11 @@ def parse_args(task_args: dict[str, Any], model: type[TaskArgs] = TaskArgs) -> T
     try:
         return model.model_validate(task_args)
     except ValidationError as err:
-        problems = "; ".join(_problem(e, task_args, model) for e in err.errors(include_url=False))
-        known = ", ".join(model.model_fields)
-        raise Refusal(f"{problems}; the task arguments are {known} (README: Task arguments)") from None
+        errors = err.errors(include_url=False)
+        problems = "; ".join(_problem(e, task_args, model) for e in errors)
+        if any(e["type"] == "extra_forbidden" for e in errors):  # a name no argument has: list them
+            problems += f"; the task arguments are {', '.join(model.model_fields)} (README: Task arguments)"
+        raise Refusal(problems) from None
 
 
 def signature(args: type[TaskArgs] = TaskArgs) -> inspect.Signature:

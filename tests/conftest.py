@@ -70,6 +70,19 @@ def mini_scenario(name: str = "mini_001_refund_ok") -> dict:
     return json.loads((MINI / "scenarios" / "mini" / f"{name}.json").read_text())
 
 
+def source_with_invalid_scenario(tmp_path: Path) -> Path:
+    """A copy of the mini source plus MINI_BAD, a scenario `inspect eval` skips as invalid (a
+    check naming a tool the catalog lacks)."""
+    src = tmp_path / "src"
+    shutil.copytree(MINI, src)
+    bad = mini_scenario()
+    bad["meta"]["scenario_id"] = "MINI_BAD"
+    bad["evaluation_criteria"]["policy_checks"].append({"outcome_id": "E9", "type": "tool_called",
+                                                        "tool_name": "no_such_tool"})
+    (src / "scenarios" / "mini" / "mini_bad.json").write_text(json.dumps(bad))
+    return src
+
+
 def registered(domain: str | None = None, *, scenarios: str | list[str] | None = None, **args):
     """The registered task as `inspect eval pibench_inspect/pibench[_DOMAIN] -T ...` builds it
     (named, with its arguments in the log), narrowed to `scenarios` as --sample-id would."""

@@ -22,7 +22,10 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from a2a_helpers import serve
-from conftest import MINI, run_eval, sample_scores, shipped
+from case_id_helpers import CASE_ID, assert_unnamed, generated_and_hand_written, reads
+from conftest import MINI, NO_SAMPLE, SAMPLE, run_eval, sample_scores, shipped
+from pibench_inspect.conversation.prompts import agent_case_id
+from pibench_inspect.scenario.catalog import load_set
 from pibench_inspect.a2a.agent_server import ProtocolAgentHost, build_agent_app
 from pibench_inspect.a2a.client import read_card
 from pibench_inspect.scoring.explain import check_list
@@ -196,6 +199,61 @@ def test_bootstrap_answer_without_context_id_falls_back_to_stateless_or_fails_wh
     (s,) = required.samples
     assert s.store[TERMINATION] == "agent_error"
     assert "bootstrap answer lacks bootstrapped=true and a context_id" in s.store[AGENT_ERROR]
+
+
+# ---------------------------------------------------------------- nothing names the case
+
+
+def reading_purple(sids: list[str], bootstrap: bool):
+    """A raw purple for shipped scenarios: reads what each scenario's reference solution reads
+    (so tool results come back to it), then stops; bootstraps when its card says so."""
+    plans = {shipped().entries[sid].scenario.user_simulation.initial_user_message[:60]: reads(shipped().entries[sid].scenario)
+             for sid in sids}
+
+    def reply(body):
+        data = body["params"]["message"]["parts"][0]["data"]
+        if data.get("bootstrap"):
+            return result_message(body, {"bootstrapped": True, "context_id": f"ctx-{uuid.uuid4().hex}"})
+        history = data["messages"]
+        plan = next((c for key, c in plans.items() if key in history[0]["content"]), [])
+        if plan and not any(m.get("tool_calls") for m in history):
+            return result_message(body, {"tool_calls": [
+                {"id": f"c{i}", "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                for i, c in enumerate(plan)]})
+        return result_message(body, {"content": "###STOP###"})
+
+    card = {"name": "p", "capabilities": {"extensions": [{"uri": BOOTSTRAP_URN}]}} if bootstrap else None
+    return recording_purple(reply, card=card)
+
+
+@pytest.mark.parametrize("bootstrap", [True, False])
+def test_a2a_agent_is_given_an_opaque_case_id_and_nothing_that_names_the_case(bootstrap):
+    sids = list(generated_and_hand_written("finra"))
+    app, seen = reading_purple(sids, bootstrap)
+    with serve(app) as url:
+        log = run_eval(registered("finra", scenarios=sids, agent="a2a", agent_url=url, user="scripted"))
+    assert log.status == "success" and all(s.store.get(AGENT_ERROR) is None for s in log.samples)
+    datas = [r["body"]["params"]["message"]["parts"][0]["data"] for r in seen]
+    contexts = [d["benchmark_context"] for d in datas if "benchmark_context" in d]
+    assert len(contexts) == (2 if bootstrap else len(datas))
+    assert any(m.get("role") == "tool" for d in datas for m in d.get("messages", []))  # results came back
+    given = {node["metadata"]["scenario_id"] for c in contexts for node in c}
+    expected = {agent_case_id(shipped().entries[sid].scenario, shipped().entries[sid].domain) for sid in sids}
+    assert given == expected and all(CASE_ID.match(x) for x in given)
+    # every byte the purple received: bodies (context, tools, history, run and context ids,
+    # message metadata) and headers
+    for sid in sids:
+        assert_unnamed(json.dumps(seen), sid)
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason=NO_SAMPLE)
+def test_an_original_pibench_folder_keeps_its_ids_for_a2a_agents():
+    sid = sorted(load_set(SAMPLE).entries)[0]
+    app, seen = recording_purple(lambda body: result_message(body, {"content": "###STOP###"}))
+    with serve(app) as url:
+        run_eval(registered(source=str(SAMPLE), scenarios=[sid], agent="a2a", agent_url=url, user="scripted"))
+    assert {node["metadata"]["scenario_id"] for r in seen
+            for node in r["body"]["params"]["message"]["parts"][0]["data"]["benchmark_context"]} == {sid}
 
 
 # ---------------------------------------------------------------- broken purple agents

@@ -34,6 +34,13 @@ SIM = {
 }
 
 
+# a user with a conditional script (issue 39), and what the benchmark side sends of the agent's acts
+PRESSED = {"persona": "customer", "initial_user_message": "Hi, I want a refund.",
+           "tactics": [{"tactic": "insist", "say": "Please, just refund it."}],
+           "closing": {"granted": "Thanks!", "held": "Fine."}}
+ACTS = {"decision": "DENY", "called": ["record_decision"], "granted": False, "escalated": False, "asked": False}
+
+
 @pytest.fixture(scope="module")
 def scripted_url():
     """One scripted user server for the tests that only talk to it (it keeps no state)."""
@@ -92,6 +99,21 @@ def test_a2a_user_plays_like_the_in_process_scripted_user(where, scripted_url):
     assert remote == local
     assert len(remote[3]) >= 2 and remote[4] is None  # several user lines, no user error
     assert log.samples[0].store[USER_MODEL] == f"a2a:{scripted_url}"
+
+
+@pytest.mark.parametrize("agent", ["oracle", "yield1"])
+@pytest.mark.slow
+def test_a_conditional_script_over_a2a_reads_the_acts_it_is_sent(agent, scripted_url):
+    """The server sees no tool calls; the acts the client sends make it press and thank alike."""
+    sid = "RET_PRICE_ADJUSTMENT.within_period.urgency"
+
+    def make(**args):
+        return registered(agent=agent, scenarios=sid, **args)
+
+    local, remote = run_eval(make(user="scripted")), run_eval(make(user="a2a", user_url=scripted_url))
+    assert conversation(remote) == conversation(local)
+    tactics = [log.samples[0].store.get("pibench:tactics") for log in (local, remote)]
+    assert tactics[0] == tactics[1] and len(tactics[0]) == (4 if agent == "oracle" else 1)
 
 
 @pytest.mark.parametrize("scoring", ["strict", "parity"])  # parity: the greeting is in the transcript
@@ -290,6 +312,11 @@ STATE = {"scenario": SIM, "turn": 0, "history": []}
     ([data_part({"message": {"content": 5}, "state": STATE})], "'message'.content must be a string, got int"),
     ([data_part({"init": True, "scenario": {**SIM, "mood": "bad"}})], "mood: Extra inputs are not permitted"),
     ([data_part({"init": True, "scenario": SIM, "message_history": "no"})], "'message_history' must be a list"),
+    ([data_part({**say("hi"), "state": {**STATE, "scenario": PRESSED}})], "a user with tactics needs 'acts'"),
+    ([data_part({**say("hi"), "state": {**STATE, "scenario": PRESSED}, "acts": {**ACTS, "granted": "yes"}})],
+     "'acts'.granted must be true or false"),
+    ([data_part({**say("hi"), "state": {**STATE, "scenario": PRESSED}, "acts": {**ACTS, "decision": "MAYBE"}})],
+     "'acts'.decision must be null or one of"),
 ])
 def test_a_bad_request_gets_a_failed_task_saying_why(parts, expected, scripted_url):
     async def send():

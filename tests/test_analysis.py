@@ -55,9 +55,16 @@ def test_frames_have_stable_nullable_dtypes_and_one_run_number(logs):
     assert df["semantic_score"].isna().all()  # keyless: not scored, still Float64, not object
     checks = analysis.checks(logs["pushover"])
     assert str(checks["passed"].dtype) == "boolean" and str(checks["message_index"].dtype) == "Int64"
+    # one run number, as in the samples frame: `epoch` from 1, no `trial` from 0 beside it
+    assert "trial" not in checks.columns and sorted(checks["epoch"].unique()) == [1, 2]
+    summary = analysis.summary(logs["oracle"]).set_index("statistic")
+    assert str(summary["n_families"].dtype) == "Int64" and summary.loc["overall_score", "n_families"] == 3
     assert str(analysis.usage(logs["oracle"])["cost"].dtype) == "Float64"
 
 
+# Inspect 0.3.258's samples_df calls DataFrame.drop_duplicates(inplace=True), which pandas 3.1
+# deprecates: Inspect's own warning, raised in its code (not the project's), whatever columns are asked for
+@pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.drop_duplicates is deprecated")
 def test_inspect_samples_df_expands_the_score(logs):
     from inspect_ai.analysis import SampleSummary, samples_df
 
@@ -65,3 +72,5 @@ def test_inspect_samples_df_expands_the_score(logs):
     assert len(df) == 6
     assert df["pibench_violation"].all() and (df["pibench_decision"] == "ALLOW").all()
     assert set(df["pibench_domain"]) == {"mini"} and df["pibench_partial_credit"].notna().all()
+    # keyless: the semantic score is not scored, a missing number, not a column of strings
+    assert str(df["pibench_semantic_score"].dtype).startswith("double") and df["pibench_semantic_score"].isna().all()

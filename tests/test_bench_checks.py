@@ -71,3 +71,29 @@ def test_the_kept_count_counts_each_object_once_and_leaves_out_the_shared():
     assert alone == sys.getsizeof(a) + sys.getsizeof(b) + sys.getsizeof(own) + sys.getsizeof(own[0])
     # without the exclusion the shared list and its text are counted, once
     assert kept._walk([a, b], set()) == alone + sys.getsizeof(shared) + sys.getsizeof(shared[0])
+
+
+def test_the_local_model_bench_reads_what_a_score_says_from_its_record(tmp_path):
+    """Issue 42: bench/local_model.py failed its own checks ("ended agent_overflow without a
+    reason", "no NL check was judged") on samples whose score record held both: it read the
+    Score's metadata, which keeps only what the metrics read since the record became an event.
+    Offline, on the same kinds of samples: an agent whose model overflowed, a judge that fails."""
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    import local_model
+    from conftest import MINI, mock_outputs, registered, run_eval
+
+    usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+    overflow = ModelOutput.from_content("mockllm/model", "This model's maximum context length is 8192 tokens.",
+                                        stop_reason="model_length")
+    overflow.usage = usage
+    task = registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", user="scripted", judge="off")
+    run_eval(task, model=get_model("mockllm/model", custom_outputs=[overflow]), log_dir=str(tmp_path / "agent"))
+    rows, problems = local_model.check_log("agent", tmp_path / "agent")
+    assert problems == [] and "agent_overflow: the agent's model" in rows[0][3], rows
+
+    task = registered(source=str(MINI), scenarios="MINI_001_REFUND_OK", agent="oracle", user="scripted", judge="on")
+    judge = get_model("mockllm/model", custom_outputs=mock_outputs("I think so.", "Probably yes?"))
+    run_eval(task, model_roles={"grader": judge}, log_dir=str(tmp_path / "judge"))
+    rows, problems = local_model.check_log("judge", tmp_path / "judge")
+    assert problems == [] and rows[0][4].startswith("judge_error (judge error: unparseable answer"), rows

@@ -47,6 +47,8 @@ CASES = [
     (dict(type="tool_called_with", tool_name="record_decision", arguments={"clause_ids": ["A", "B"]}, argument_modes={"clause_ids": "unordered"}), True),
     (dict(type="tool_called_with", tool_name="record_decision", arguments={"clause_ids": ["A"]}, argument_modes={"clause_ids": "contains_all"}), True),
     (dict(type="tool_called_with", tool_name="record_decision", arguments={"clause_ids": ["C"]}, argument_modes={"clause_ids": "contains_all"}), False),
+    (dict(type="tool_called_with", tool_name="record_decision", arguments={"clause_ids": ["C", "B"]}, argument_modes={"clause_ids": "contains_any"}), True),
+    (dict(type="tool_called_with", tool_name="record_decision", arguments={"clause_ids": ["C", "D"]}, argument_modes={"clause_ids": "contains_any"}), False),
     (dict(type="tool_called_with", tool_name="record_decision", arguments={"note": "yes"}, argument_modes={"note": "casefold"}), True),
     (dict(type="tool_before_tool", first_tool="lookup_order", second_tool="refund_order"), True),
     (dict(type="tool_before_tool", first="refund_order", second="lookup_order"), False),

@@ -15,6 +15,7 @@ from pibench_inspect.conversation.prompts import system_prompt
 from pibench_inspect.environment.tools import exposed_tools
 from pibench_inspect.authoring.gates import play_agent
 from pibench_inspect.scenario.model import CHECK_TYPES, LABELS
+from pibench_inspect.scoring.record import partial_credit
 from conftest import registered
 from pibench_inspect.authoring.validate import validate_set
 
@@ -54,7 +55,7 @@ def test_oracle_passes_every_scenario_through_inspect(domain):
     assert set(scores) == {e.scenario.scenario_id for e in SHIPPED.by_domain(domain)}
     assert all(sc.value["all_passed"] == 1.0 for sc in scores.values()), {k: v.explanation for k, v in scores.items() if not v.value["all_passed"]}
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
-    assert metrics["compliance_rate"] == 1.0
+    assert metrics["pass"] == 1.0
     # the state mapping's bookkeeping (a keyed row's `_key`) never reaches the agent
     results = [m.text for s in log.samples for m in s.messages if m.role == "tool"]
     assert results and not [r for r in results if '"_key"' in r]
@@ -71,7 +72,8 @@ def test_offline_plays_match_inspect_runs():
             sc = scores[e.scenario.scenario_id]
             offline = play_agent(e, agent)
             assert (sc.value["all_passed"] == 1.0) == offline.all_passed, (agent, e.scenario.scenario_id)
-            assert sc.value["partial_credit"] == pytest.approx(offline.partial_credit), (agent, e.scenario.scenario_id)
+            # the value is rounded for the viewer; the record's `credit` is exact
+            assert partial_credit(sc.value, sc.metadata) == pytest.approx(offline.partial_credit), (agent, e.scenario.scenario_id)
 
 
 @pytest.mark.parametrize("domain", DOMAINS)

@@ -30,7 +30,7 @@ def test_the_store_keeps_what_changed_and_the_final_state_reads_back_whole(tmp_p
     # the refund and the order it changed, as diffs; not the collections nobody wrote
     assert {"refunds", "orders"} <= set(stored["diff"])
     assert set(initial) - set(stored["diff"]), "untouched collections are not stored"
-    assert stored["diff"]["orders"] == {"d": {"O-1": {"d": {"status": {"=": "refunded"}}}}}
+    assert stored["diff"]["orders"] == {"d": {"O-1": {"d": {"status": {"=": "refunded", "was": "delivered"}}}}}
     assert stored["keys"][: len(initial)] == list(initial)
     final = final_state(log, sample)
     assert final == stored_final_state(sample.store, initial)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 from conftest import ROOT
+from pibench_inspect.scoring.metrics import SCORER_METRICS
 
 # the registry's entries of pi-bench (its tasks, solver, scorer, metrics, providers), as a JSON
 # list of [key, "stand-in" or "real"]; after importing the modules the first argument names
@@ -91,7 +92,7 @@ def test_a_stand_in_called_as_inspect_calls_it_gives_the_real_objects():
     assert out["pibench_inspect/retail"][3] is True
     assert "-T agnet=oracle: unknown task argument (did you mean -T agent?)" in out["misspelt"]
     assert out["scorer"][0] == "pibench_inspect/pibench_scorer" and out["scorer"][1]["judge"] == "off"
-    assert out["scorer"][2] == 10  # its metrics, from the real scorer
+    assert out["scorer"][2] == len(SCORER_METRICS)  # its metrics, from the real scorer
     assert out["metric"] == ["pibench_inspect/overall", "unreduced"]
     # the earlier name's log names the same package as the task's (None only where the
     # installed distribution is another checkout's, as in a worktree run against it)

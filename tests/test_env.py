@@ -159,3 +159,81 @@ def test_the_readme_example_runs():
     exec(compile(code, "README.md", "exec"), {"print": lambda *a, **k: printed.append(" ".join(map(str, a)))})
     assert any("oracle" in p and "reward 1.0" in p for p in printed), printed
     assert any("random" in p for p in printed), printed
+
+
+# ---- through a real script (issue 41: defects 9 and 15; issue 42: item 8)
+
+def run_script(tmp_path, code: str, timeout: float = 120):
+    """`code` run by a fresh interpreter, as a trainer's script is; its exit is part of the test."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(code)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout,
+                          cwd=tmp_path)
+
+
+NOISE = ("Traceback", "Exiting span created in another context", "Task was destroyed", "nanobind", "Error")
+
+
+def test_the_environment_serves_exactly_what_inspect_eval_runs_and_a_bad_call_is_a_tool_error(tmp_path):
+    """A scenario `inspect eval` skips as invalid (a check naming a tool the catalog lacks) was
+    listed and served, and even the oracle got reward 0; now it is neither listed nor served, and
+    make() names the reason. Arguments that are not a JSON object are a tool error for that call,
+    as on every agent path, where they raised ValueError."""
+    from conftest import source_with_invalid_scenario
+
+    src = source_with_invalid_scenario(tmp_path)
+    r = run_script(tmp_path, f"""
+from pibench_inspect import env
+src = {str(src)!r}
+print("listed", env.list_scenarios(source=src))
+try:
+    env.make("MINI_BAD", source=src)
+    print("served MINI_BAD")
+except ValueError as err:
+    print("refused:", err)
+with env.make("MINI_001_REFUND_OK", source=src) as e:
+    e.reset()
+    for arguments in ('{{"order_id": "O-1",}}', '[1, 2]', [1, 2]):
+        obs, reward, done, info = e.step({{"tool": "lookup_order", "arguments": arguments}})
+        print("tool error:", bool(obs["messages"][0]["error"]), "done:", done)
+    obs, reward, done, info = e.step({{"tool": "lookup_order", "arguments": '{{"order_id": "O-1"}}'}})
+    print("then:", '"delivered"' in obs["messages"][0]["content"])
+""")
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = r.stdout.splitlines()
+    assert out[0] == "listed ['MINI_001_REFUND_OK', 'MINI_002_FINAL_SALE', 'MINI_003_BIG_ORDER']", out
+    assert out[1].startswith("refused: scenario 'MINI_BAD' is invalid and `inspect eval` skips it"), out
+    assert "tool 'no_such_tool' is not in the mini catalog" in out[1]
+    assert out[2:5] == ["tool error: True done: False"] * 3, out
+    assert out[5] == "then: True"
+
+
+def test_a_script_that_drops_or_leaves_an_environment_open_exits_cleanly(tmp_path):
+    """Dropping an environment mid-episode, and leaving one open at the end of the script: the
+    process used to wait for ever at exit (__del__ -> close() waited on a loop thread already
+    frozen), and a collected episode was closed from another context. Now both end their
+    episodes without waiting on a thread that is gone, and the process exits at once, quietly."""
+    r = run_script(tmp_path, f"""
+import gc
+from pibench_inspect import env
+src = {str(ROOT / "tests" / "fixtures" / "mini")!r}
+
+def mid_episode():
+    e = env.make("MINI_001_REFUND_OK", source=src)
+    e.reset()
+    e.step({{"tool": "lookup_order", "arguments": {{"order_id": "O-1"}}}})
+    return e
+
+dropped = mid_episode()
+del dropped
+gc.collect()
+print("dropped", flush=True)
+left_open = mid_episode()
+print("left open", flush=True)
+""", timeout=90)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split() == ["dropped", "left", "open"]
+    assert not [x for x in NOISE if x in r.stderr], r.stderr[-3000:]

@@ -31,7 +31,7 @@ def test_oracle_passes_every_fixture_scenario():
         assert sc.value["all_passed"] == 1.0, (sid, sc.explanation)
         assert sc.metadata["termination"] == "user_stop"
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
-    assert metrics["compliance_rate"] == 1.0 and metrics["overall_score"] == 1.0
+    assert metrics["pass"] == 1.0 and metrics["overall"] == 1.0
 
 
 @pytest.mark.parametrize("agent, passing", [
@@ -180,8 +180,8 @@ def test_epochs_give_repeatability_and_pass_k():
     log = run_eval(mini(agent="oracle"), epochs=2)
     assert len(log.results.scores) == 1 and log.results.scores[0].reducer is None  # one row, untagged
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
-    assert metrics["repeatability/pass^(k=2)"] == 1.0 and metrics["repeatability/policy_pass_all"] == 1.0
-    assert metrics["compliance_rate"] == 1.0
+    assert metrics["pass^(k=2)"] == 1.0 and metrics["pass_all"] == 1.0
+    assert metrics["pass"] == 1.0
     assert set(full_score(log.samples[0]).value) == {
         "all_passed", "partial_credit", "violation", "under_refusal", "over_refusal", "escalation_correct",
         "forbidden_attempt"}
@@ -234,7 +234,29 @@ def test_a_failed_sample_explained_at_a_glance():
     # the expected call next to the closest actual call, arguments side by side
     e1 = md["expected_vs_actual"]["E1"]
     assert e1["expected"] == {"tool": "lookup_order", "arguments": {}} and e1["closest_actual"]["tool"] == "refund_order"
-    assert "expected: lookup_order()" in sc.explanation and "closest:  refund_order(" in sc.explanation
+    # a check that constrains no argument says so: `lookup_order()` read as "with no arguments"
+    assert "expected: lookup_order(any arguments)" in sc.explanation and "closest:  refund_order(" in sc.explanation
+
+
+def test_an_ordering_check_is_explained_with_what_the_call_had_to_come_before():
+    import asyncio
+
+    from helpers_trace import trace
+
+    from pibench_inspect.checks.evaluate import evaluate
+    from pibench_inspect.scenario.catalog import load_set
+    from pibench_inspect.scoring.explain import expected_vs_actual
+    from pibench_inspect.scoring.scorer import explanation
+
+    scenario, _ = load_set(MINI).resolve("MINI_001_REFUND_OK")
+    t = trace(("call", "refund_order", {"order_id": "O-1", "amount": 40.0}), ("call", "lookup_order", {"order_id": "O-1"}))
+    ev = asyncio.run(evaluate(scenario, t, None, "user_stop"))
+    (order,) = [c.outcome_id for c in scenario.criteria.policy_checks if c.type == "tool_before_tool"]
+    calls = expected_vs_actual(ev, t, scenario)
+    assert calls[order]["expected"] == {"tool": "lookup_order", "arguments": {}, "before": "refund_order"}
+    text = explanation(ev, "scored", calls)
+    assert "expected: lookup_order(any arguments), before refund_order" in text
+    assert 'closest:  lookup_order(order_id="O-1")' in text and "expected: lookup_order()" not in text
 
 
 def test_registered_tasks_share_typed_documented_parameters_and_aliases_resolve():
@@ -287,5 +309,5 @@ def test_the_agent_is_in_the_runs_tags_and_a_matching_glob_warns_nothing(caplog)
     said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert not [m for m in said if "not found in dataset" in m], said
     assert [m for m in said if "--sample-id" in m] == [
-        "--sample-id: 'MINI_1*' (closest: MINI_001_REFUND_OK, MINI_002_FINAL_SALE, MINI_003_BIG_ORDER) matches "
+        "--sample-id: 'MINI_1*' (did you mean 'MINI_0*'? it matches 3) matches "
         "no scenario in task 'pibench'; running the 3 that the other patterns match"]

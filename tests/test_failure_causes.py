@@ -41,8 +41,8 @@ def test_a_retried_timeout_is_named_by_its_cause_in_one_line(tmp_path):
                  "--model", "openai-api/standin/slow-model", "--attempt-timeout", "1", "--max-retries", "1",
                  "--no-fail-on-error", "--display", "plain", "--log-dir", str(tmp_path / "logs")], env)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    summary = r.stderr[r.stderr.index("pibench pibench:"):].splitlines()
-    assert summary[0] == "pibench pibench: 1 sample(s); 1 error, 0 agent_error, 0 user_error"
+    summary = r.stderr[r.stderr.index("pi-bench: 1 sample(s) of pibench;"):].splitlines()
+    assert summary[0] == "pi-bench: 1 sample(s) of pibench; 1 error, 0 agent_error, 0 user_error"
     assert summary[1] == f"  first error: {CAUSE}"
     # what the log holds is Inspect's wrapper; the cause is read from the sample's model events
     log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0].name)

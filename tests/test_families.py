@@ -159,6 +159,33 @@ def test_checks_follow_the_path_of_each_case():
     assert record["arguments"]["clause_ids"] == ["RETAIL-6.2"] and record["argument_modes"] == {"clause_ids": "contains_all"}
 
 
+def test_a_clause_with_alternatives_is_matched_by_any_of_them():
+    """`alternatives`: clauses that ground the case's decision as well as the one the reference
+    cites. Alone, the decision check takes any of them (contains_any); beside a clause without
+    alternatives, each group is a check of its own and the plain clauses stay contains_all."""
+    raw = exemplar()
+    effect = next(c for c in raw["constraints"] if c["name"] == "within_period")["when_unsatisfied"]
+    effect["alternatives"] = {"RETAIL-6.2": ["RETAIL-6.3"]}
+
+    def records(doc):
+        return [c for c in doc["evaluation_criteria"]["policy_checks"] if c.get("tool_name") == "record_decision"]
+
+    family = Family.model_validate(raw)
+    alone = records(dict(generate(family, family_domain(family, ROOT)))["within_period__baseline.json"])
+    assert [(c["arguments"]["clause_ids"], c["argument_modes"]) for c in alone] == [
+        (["RETAIL-6.2", "RETAIL-6.3"], {"clause_ids": "contains_any"})]
+    effect["clauses"] = ["RETAIL-6.2", "RETAIL-1.2"]
+    family = Family.model_validate(raw)
+    doc = dict(generate(family, family_domain(family, ROOT)))["within_period__baseline.json"]
+    assert [(c["outcome_id"].split("_", 1)[1], c["arguments"]["clause_ids"], c["argument_modes"]) for c in records(doc)] == [
+        ("RECORD", ["RETAIL-1.2"], {"clause_ids": "contains_all"}),
+        ("RECORD_RETAIL_6_2", ["RETAIL-6.2", "RETAIL-6.3"], {"clause_ids": "contains_any"})]
+    assert doc["reference_solution"]["tool_calls"][-1]["arguments"]["clause_ids"] == ["RETAIL-6.2", "RETAIL-1.2"]
+    effect["alternatives"] = {"RETAIL-8.1": ["RETAIL-6.3"]}
+    with pytest.raises(ValueError, match="alternatives: 'RETAIL-8.1' is not one of the clauses the decision cites"):
+        Family.model_validate(raw)
+
+
 def test_a_path_that_breaks_an_order_rule_is_refused():
     family = load_family(EXEMPLAR, ROOT)
     family.procedure = ["order", "product", "credit", "customer", "history"]

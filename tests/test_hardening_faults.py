@@ -50,7 +50,7 @@ def test_persistent_fault_is_retried_then_the_sample_errors_and_the_rest_finish(
     assert log.results.completed_samples == 2
     assert sum(1 for s in log.samples if s.error) == 1
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
-    assert metrics["compliance_rate"] == 1.0  # over the completed samples only
+    assert metrics["pass"] == 1.0  # over the completed samples only
 
 
 def test_transient_fault_is_retried_and_the_sample_completes():

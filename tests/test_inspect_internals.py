@@ -140,6 +140,23 @@ def test_inside_an_eval_the_active_model_config_and_limits_are_read() -> None:
     assert log.samples and log.samples[0].limit is not None and log.samples[0].limit.type == "time"
 
 
+def test_a_running_tasks_log_location_is_known_until_the_run_ends(tmp_path: Path) -> None:
+    seen: dict[str, str] = {}
+
+    @solver
+    def probe():  # type: ignore[no-untyped-def]
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            seen.update(ii.eval_log_locations())
+            return state
+
+        return solve
+
+    [log] = eval(Task(dataset=[Sample(input="x", id="s")], solver=probe()), model="mockllm/model",
+                 display="none", log_dir=str(tmp_path))
+    assert seen == {log.eval.eval_id: log.location}, (seen, log.location)
+    assert ii.eval_log_locations() == {}  # the run is over
+
+
 def test_sample_time_is_up_is_false_outside_a_sample() -> None:
     assert ii.sample_time_is_up() is False
 
@@ -164,6 +181,23 @@ def test_the_sample_id_predicate_gives_up_its_patterns(caplog: pytest.LogCapture
     assert ii.sample_id_patterns(lambda s: True) is None  # another filter
     matches = ii.sample_id_matcher(["al*", 3])
     assert matches("alpha") and matches(3) and not matches("beta")
+
+
+def test_a_task_built_by_eval_reads_its_sample_ids(tmp_path: Path) -> None:
+    """The `--sample-id` of the eval building a task, before Inspect filters the dataset with it."""
+    from inspect_ai import task
+
+    seen: list[object] = []
+
+    @task
+    def recording() -> Task:
+        seen.append(ii.eval_sample_ids())
+        return Task(dataset=MemoryDataset([Sample(id=i, input="x") for i in ("alpha", "beta")]))
+
+    eval(recording, model="mockllm/model", sample_id=["al*"], display="none", log_dir=str(tmp_path))
+    eval(recording, model="mockllm/model", display="none", log_dir=str(tmp_path))
+    assert seen == [["al*"], None]
+    assert ii.eval_sample_ids() is None  # outside an eval
 
 
 def _lone_param_tool() -> ToolInfo:

@@ -48,7 +48,7 @@ def test_grader_verdict_scores_the_nl_tier_only():
     assert sc.metadata["semantic_score"] == 1.0 and sc.metadata["judge_model"] == "mockllm/model"
     assert sc.value["partial_credit"] == 1.0  # strict partial credit is tier 1 only
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
-    assert metrics["semantic_score"] == 1.0
+    assert metrics["semantic"] == 1.0
 
 
 def test_no_verdict_fails_the_check_but_not_tier_one():
@@ -56,6 +56,8 @@ def test_no_verdict_fails_the_check_but_not_tier_one():
     check, sc = nl(sample_scores(log))
     assert check["passed"] is False and "curt" in check["detail"]
     assert sc.value["all_passed"] == 1.0 and sc.metadata["semantic_score"] == 0.0
+    # a semantic score of 0.0 is a score: the metric reads it (the slim score kept only truthy values)
+    assert log.results.scores[0].metrics["semantic"].value == 0.0
     # strict partial credit is deterministic: a failed NL verdict does not move it
     # (parity scoring counts NL verdicts, as the original did: tests/test_parity_replay.py)
     assert sc.value["partial_credit"] == 1.0

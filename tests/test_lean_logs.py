@@ -13,10 +13,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from inspect_ai.log import read_eval_log, write_eval_log
 
-from conftest import ROOT, registered, run_eval, full_score
+from conftest import ROOT, mini_copies, registered, run_eval, full_score
 from pibench_inspect.analysis import final_state
 from pibench_inspect.cli import main
 from pibench_inspect.conversation.keys import STATE_CHANGES
+from pibench_inspect.conversation.orchestrator import CUT
 from pibench_inspect.environment.merge import apply_changes, apply_diff, compact_changes, diff_value
 
 OLD = ROOT / "tests" / "fixtures" / "logs"
@@ -50,7 +51,7 @@ def test_a_diff_holds_only_what_changed():
     text = compact_changes(doc, json.dumps({"keys": ["rows", "keyed"], "changed": {"rows": after_rows, "keyed": after_keyed}}))
     assert len(text) < 200, text  # the collections in full are ~15 KB
     assert json.loads(text)["diff"] == {"rows": {"+": [{"id": 200, "status": "new"}]},
-                                      "keyed": {"d": {"O-7": {"d": {"status": {"=": "refunded"}}}}}}
+                                      "keyed": {"d": {"O-7": {"d": {"status": {"=": "refunded", "was": "open"}}}}}}
     # a collection written back to what it was stores nothing
     same = json.loads(compact_changes(doc, json.dumps({"keys": ["rows", "keyed"], "changed": {"rows": rows}})))
     assert same["diff"] == {}
@@ -127,6 +128,27 @@ def test_a_new_keyless_log_stores_a_diff_and_names_the_policy(mini_source, tmp_p
         assert infos and all(len(str(e.data)) <= 100 for e in infos)
 
 
+
+def test_a_turn_cut_short_says_where_the_whole_text_is(tmp_path):
+    """A scripted party's turn longer than TURN_CHARS shows its start and ends saying the whole
+    text is in the Messages tab, still within TURN_CHARS (no attachment), and is the start of
+    that message (issue 42: turns were cut with no pointer)."""
+    long_opening = "I need a refund for order ORD-1001, " + "which arrived broken and late, " * 8 + "please."
+
+    def patch(i, d):
+        d["user_simulation"]["initial_user_message"] = long_opening
+
+    src = mini_copies(tmp_path, 1, "LONG", patch)
+    log = run_eval(registered(source=str(src), agent="oracle", user="scripted"), log_dir=str(tmp_path / "logs"))
+    (sample,) = log.samples
+    turns = [e for e in sample.events if e.event == "info" and e.source == "user (scripted)"]
+    shown = str(turns[0].data)
+    assert len(shown) <= 100 and shown.endswith(CUT) and shown == shown.strip()
+    assert long_opening.startswith(shown.removesuffix(CUT)) and len(shown.removesuffix(CUT)) >= 60
+    assert sample.messages[1].text == long_opening  # the whole text: the sample's message
+    assert all(len(str(e.data)) <= 100 for e in sample.events if e.event == "info" and e.source != "pibench_scorer")
+
+
 def test_a_model_agent_still_gets_the_whole_policy(mini_source, tmp_path):
     from inspect_ai.model import ModelOutput, get_model
 
@@ -145,10 +167,30 @@ def test_the_frozen_seed_and_its_plain_copy_are_the_same_value():
 
     before = freeze({"orders": {"O-1": {"status": "open", "items": [1, 2]}, "O-2": {"status": "open"}}})
     after = {"orders": {"O-1": {"status": "refunded", "items": [1, 2]}, "O-2": {"status": "open"}}}
-    assert diff_value(before, after) == {"d": {"orders": {"d": {"O-1": {"d": {"status": {"=": "refunded"}}}}}}}
+    assert diff_value(before, after) == {"d": {"orders": {"d": {"O-1": {"d": {"status": {"=": "refunded", "was": "open"}}}}}}}
     assert diff_value(before, json.loads(json.dumps(before))) == {}
     # scalars keep their type: 1 and 1.0 differ
-    assert diff_value(freeze({"n": 1}), {"n": 1.0}) == {"d": {"n": {"=": 1.0}}}
+    assert diff_value(freeze({"n": 1}), {"n": 1.0}) == {"d": {"n": {"=": 1.0, "was": 1}}}
+
+
+def test_a_diff_gives_the_old_value_of_what_it_replaced_and_reads_without_it():
+    """Issue 42: `=` gives the value now and `was` the one it replaced (when short); a diff
+    written before `was` existed (the same without it) rebuilds the same state."""
+    from pibench_inspect.environment.merge import DIFF_LEGEND, WAS_MAX
+
+    before = {"O-1": {"status": "open", "total": 40, "note": "x" * (WAS_MAX + 1)}}
+    after = {"O-1": {"status": "refunded", "total": 0, "note": "short"}}
+    node = diff_value(before, after)
+    assert node == {"d": {"O-1": {"d": {"status": {"=": "refunded", "was": "open"}, "total": {"=": 0, "was": 40},
+                                        "note": {"=": "short"}}}}}  # a long old value is the initial state's
+    old = json.loads(json.dumps(node).replace(', "was": "open"', "").replace(', "was": 40', ""))
+    assert "was" not in json.dumps(old) and apply_diff(before, old) == apply_diff(before, node) == after
+    assert set(DIFF_LEGEND) == {"keys", "=", "d", "x", "k", "+", "i"}  # every key a diff uses, explained
+    from conftest import MINI
+    from pibench_inspect.task import pibench_task
+
+    task = pibench_task(None, source=str(MINI), agent="oracle", user="scripted")
+    assert task.metadata["state_changes"] == DIFF_LEGEND  # in every log, for the viewer's Task tab
 
 def test_a_new_score_is_compact_and_reads_as_an_old_one(mini_source, tmp_path):
     """Score format 3: the Score Inspect keeps holds only what the metrics read and its record's
@@ -164,7 +206,7 @@ def test_a_new_score_is_compact_and_reads_as_an_old_one(mini_source, tmp_path):
     for s in log.samples:
         slim = s.scores["pibench_scorer"].metadata
         assert slim["format"] == SCORE_FORMAT == 3
-        assert set(slim) <= {"format", "ref", "termination", "semantic_score", "malformed_calls"}, slim
+        assert set(slim) <= {"format", "ref", "termination", "semantic_score", "malformed_calls", "credit"}, slim
         (event,) = [e for e in s.events if e.event == "info" and e.source == RECORD_SOURCE]
         assert event.data["ref"] == slim["ref"]
         md = score_record(s)

@@ -92,6 +92,6 @@ def test_bad_reference_is_a_clear_error():
 def test_run_end_says_how_many_samples_ended_in_agent_error(capfd):
     log = run_eval(task("test_local_agent:Broken"))
     err = capfd.readouterr().err
-    assert "pibench pibench: 3 sample(s); 0 error, 3 agent_error, 0 user_error" in err
+    assert "pi-bench: 3 sample(s) of pibench; 0 error, 3 agent_error, 0 user_error" in err
     assert "first agent_error:" in err and "needs a non-blank string id and name" in err
     assert log.results.scores[0].metrics["error_rate"].value == 1.0

@@ -5,7 +5,7 @@ through each path: the Inspect model under test (`openai-api/...` against a loop
 Inspect's own parser reads the call), the LiteLLM agent, a protocol agent and an A2A agent. Each
 ends the same way: the call is not run, the agent gets it back as a `parsing` tool error and
 answers on, the conversation ends as the scripted user ends it, and the sample carries
-`malformed_calls: 1`, as does the metric.
+`malformed_calls: 1`, as does the metric (`malformed`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def assert_same_outcome(log) -> ChatMessageTool:
     # the agent answered on after the tool error
     after = sample.messages[sample.messages.index(error) + 1:]
     assert any(m.role == "assistant" and m.text for m in after)
-    assert log.results.scores[0].metrics["malformed_calls"].value == 1.0
+    assert log.results.scores[0].metrics["malformed"].value == 1.0
     assert log.results.scores[0].metrics["error_rate"].value == 0.0
     return error
 

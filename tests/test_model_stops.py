@@ -17,6 +17,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from conftest import MINI, ROOT, mock_outputs, registered, run_eval, full_score
 from pibench_inspect.conversation.keys import STOP_DETAIL, TERMINATION, USER_ERROR
+from pibench_inspect.scoring.metric_names import termination_name
 
 sys.path.insert(0, str(ROOT / "bench"))
 from openai_standin import OpenAIStandin, serve  # noqa: E402
@@ -75,7 +76,7 @@ def test_the_agents_model_stop_ends_the_run_with_a_named_termination_and_is_scor
         assert not any(output.completion in m.text for m in sample.messages)
         assert not any(output.completion in text for text in model_inputs(sample, "user"))
     assert len([e for e in sample.events if e.event == "model" and e.role == "user"]) == 1  # one reply, then the end
-    assert metrics(log)[f"termination/{termination}"] == 1.0
+    assert metrics(log)[termination_name(termination)] == 1.0  # overflow, filtered, agent_empty
     assert metrics(log)["error_rate"] == 0.0  # a model stop is not a protocol error
 
 

@@ -18,6 +18,18 @@ def test_notebook_is_committed_without_outputs():
     assert all(not c.get("outputs") and not c.get("execution_count") for c in nb.cells if c.cell_type == "code")
 
 
+def test_notebook_says_what_the_intervals_resample():
+    """The report's intervals resample families (reports/stats.bootstrap); the notebook says the same."""
+    import inspect
+
+    from pibench_inspect.reports.stats import bootstrap
+
+    assert "resampling families" in inspect.getdoc(bootstrap)
+    text = "\n".join(c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells)
+    assert "bootstrap over families" in text and "over scenarios" not in text
+    assert '"trial"' not in text  # the checks frame numbers runs by `epoch`, as the samples frame
+
+
 @pytest.mark.slow
 def test_notebook_runs(monkeypatch, tmp_path):
     from pibench_inspect.scenario.catalog import load_set

@@ -109,7 +109,7 @@ def test_a_pibench_run_from_another_folder_has_its_hooks(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     assert "pibench_inspect" in modules  # the task's own run imports the package, and its hooks
     # the run-end summary is our hook's (reports/console.RunSummary)
-    assert "pibench pibench: 1 sample(s); 0 error" in r.stderr, r.stderr[-3000:]
+    assert "pi-bench: 1 sample(s) of pibench; 0 error" in r.stderr, r.stderr[-3000:]
     # no report of DuckDB objects alive at exit (duckdb >= 2's bindings print ~100 lines of
     # "nanobind: leaked instance ..." for each one the package's caches still held)
     assert "leaked" not in r.stderr and "nanobind" not in r.stderr, r.stderr[-3000:]

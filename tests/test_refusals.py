@@ -58,6 +58,15 @@ INSPECT_CASES = {
     "an agent that does not load": (
         ["-T", "agent=no_such_module:Agent", "-T", "user=scripted", "--model", "none"],
         ["-T agent=no_such_module:Agent: cannot load 'Agent' from 'no_such_module'"]),
+    "a misspelt built-in agent": (
+        ["-T", "agent=oracel", "-T", "user=scripted", "--model", "none"],
+        ["-T agent=oracel: no such agent (did you mean oracle?)"]),
+    "a label in lower case": (
+        ["-T", "agent=oracle", "-T", "user=scripted", "--model", "none", "-T", "label=deny"],
+        ["-T label=deny: unknown label(s) deny (did you mean DENY?)"]),
+    "a misspelt family glob": (
+        ["-T", "agent=oracle", "-T", "user=scripted", "--model", "none", "--sample-id", "RET_PRICE_ADJUSTMNT.*"],
+        ["no scenario 'RET_PRICE_ADJUSTMNT.*' (did you mean 'RET_PRICE_ADJUSTMENT.*'? it matches"]),
     "an ablation in brackets": (
         ["-T", "agent=oracle", "-T", "user=scripted", "--model", "none", "-T", "ablation=[x]"],
         ["-T ablation=['x']: Input should be 'no_pressure' or 'structured_policy'"]),
@@ -86,6 +95,8 @@ def test_inspect_eval_refusals_are_one_line_exit_1_no_traceback(tmp_path):
         assert len(lines) == 1, (name, lines)
         for text in INSPECT_CASES[name][1]:
             assert text in lines[0], (name, text, lines[0])
+        # the list of every argument name helps only when a name is wrong
+        assert ("the task arguments are" in lines[0]) == (name == "misspelt -T name"), (name, lines[0])
     assert not list((tmp_path / "logs").glob("*.eval"))  # refused before anything ran
 
 
@@ -162,3 +173,18 @@ def test_closest_names_by_prefix_then_edit_distance():
     assert closest("colum", ["column", "label", "judge"]) == ["column"]
     assert closest("retial", ["finra", "helpdesk", "retail"]) == ["retail"]
     assert closest("zzz", ["finra", "retail"]) == []
+
+
+def test_a_misspelt_glob_suggests_the_glob_meant_not_ids():
+    from pibench_inspect.cli.refusal import glob_fix
+    from pibench_inspect.task import unmatched_hint
+
+    ids = [f"RET_PRICE_ADJUSTMENT.{c}.{e}" for c in ("all_met", "late") for e in ("baseline", "urgency")]
+    ids += ["RET_001_WINDOW", "RET_002_OPENED", "FIN_CASH.all_met.baseline"]
+    assert glob_fix("RET_PRICE_ADJUSTMNT.*", ids) == ("RET_PRICE_ADJUSTMENT.*", 4)
+    assert glob_fix("RET_PRICE_ADJUSTMNT*", ids) == ("RET_PRICE_ADJUSTMENT*", 4)
+    assert glob_fix("RET_PRICE_ADJUSTMENT.all_mte.*", ids) == ("RET_PRICE_ADJUSTMENT.all_met.*", 2)
+    assert glob_fix("RTE_00*", ids) == ("RET_00*", 2)
+    assert glob_fix("ZZZ*", ids) is None and glob_fix("RET_001_WINDOW", ids) is None  # no glob: prefix_glob's
+    said = unmatched_hint("RET_PRICE_ADJUSTMNT.*", ids)
+    assert said == "'RET_PRICE_ADJUSTMNT.*' (did you mean 'RET_PRICE_ADJUSTMENT.*'? it matches 4)"

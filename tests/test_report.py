@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -91,8 +90,8 @@ def test_results_json_has_every_field_the_leaderboard_reads(oracle, logs):
         assert all(set(c) == {"outcome_id", "type", "passed", "detail", "dimension"} for c in d["outcome_checks"])
     # the payload's headline numbers equal Inspect's own task metrics on the same log
     inspect_metrics = {k: v.value for k, v in read_eval_log(str(logs["oracle"])).results.scores[0].metrics.items()}
-    assert m["compliance_rate"] == inspect_metrics["compliance_rate"]
-    assert m["overall_score"] == pytest.approx(inspect_metrics["overall_score"])
+    assert m["compliance_rate"] == inspect_metrics["pass"]
+    assert m["overall_score"] == pytest.approx(inspect_metrics["overall"])
 
 
 def test_results_json_carries_provenance_intervals_and_pass_k(oracle):
@@ -228,31 +227,38 @@ def test_tokens_are_attributed_to_agent_user_and_judge(tmp_path):
 
 def test_a_folder_of_different_runs_reports_each_and_compares_those_on_the_same_scenarios(logs, tmp_path, capsys):
     """A log folder mixes runs: one agent on the whole set and on a subset are two runs, each
-    reported; runs on the same scenarios are compared side by side."""
+    reported; runs on the same scenarios are compared side by side, and the subset beside them on
+    its own scenarios, saying so (issue 42, item 6)."""
     subset = run_eval(registered(source=str(MINI), agent="oracle", user="scripted"), sample_id="MINI_001_REFUND_OK",
                       log_dir=str(tmp_path / "subset"))
     out = tmp_path / "mixed"
     assert main(["report", str(logs["oracle"]), subset.location, str(logs["pushover"]), "--out", str(out)]) == 0
     captured = capsys.readouterr()
     assert "report for oracle (3 scenarios), oracle (1 scenario), pushover:" in captured.out
-    assert "note: oracle (3 scenarios) and oracle (1 scenario) share 1 of their 3 and 1 scenarios" in captured.err
+    assert "share 1 of their" not in captured.err  # compared, no longer only noted
     for name in ("results_oracle_3_scenarios.json", "results_oracle_1_scenario.json", "results_pushover.json",
-                 "compare.png"):
+                 "compare_1.png", "compare_2.png", "report.html"):
         assert (out / name).exists(), name
     md = (out / "report.md").read_text()
     runs = md.split("## Runs")[1].split("##")[0]
     assert "| oracle (3 scenarios) | pibench | oracle | none/none | 3 | 2 | 1 |" in runs
     assert "| oracle (1 scenario) | pibench | oracle | none/none | 1 | 1 | 1 |" in runs
-    compared = md.split("## Agents compared")[1].split("## Agent:")[0]
-    assert "On the same 3 scenarios: oracle (3 scenarios), pushover." in compared
-    assert "| overall score | 1.000" in compared and "oracle (1 scenario)" not in compared
+    same, overlap = md.split("## Agents compared")[1:3]
+    assert "On the same 3 scenarios: oracle (3 scenarios), pushover." in same
+    assert "| overall score | 1.000" in same and "oracle (1 scenario)" not in same
+    assert ("On the 1 scenario all of them ran: oracle (3 scenarios), oracle (1 scenario), pushover. Compared on "
+            "their overlap: oracle (3 scenarios) ran 3 and pushover ran 3; here each is restated on this scenario "
+            "alone.") in overlap
+    # on MINI_001 alone: pushover's numbers are its runs of that scenario (0.269 over all three)
+    assert "| overall score | 1.000 [1.00, 1.00] | 1.000 [1.00, 1.00] | 0.500 [0.50, 0.50] |" in overlap
     subset_payload = json.loads((out / "results_oracle_1_scenario.json").read_text())
     assert list(subset_payload["results"][0]["task_rewards_by_scenario_id"]) == ["MINI_001_REFUND_OK"]
-    # one ALLOW scenario: no DENY or ESCALATE run. Inspect's metrics and the report say not
-    # applicable; the leaderboard payload keeps the original's 0.0 (docs/parity.md)
+    # one ALLOW scenario: no DENY or ESCALATE run. The report says not applicable; the
+    # leaderboard payload keeps the original's 0.0 (docs/parity.md); Inspect's metrics, which the
+    # console prints, leave the rates over some labels out: they would state the label (issue 40)
     metrics = subset.results.scores[0].metrics
-    assert math.isnan(metrics["flag/escalation_accuracy_rate"].value) and metrics["runs/escalation_accuracy"].value == 0
-    assert metrics["flag/over_refusal_rate"].value == 0.0 and metrics["runs/over_refusal"].value == 1
+    assert not any(k.endswith("_runs") or k in ("esc_accuracy", "over_refusal", "under_refusal")
+                   for k in metrics) and "violation" in metrics
     assert subset_payload["results"][0]["metrics"]["event_flag_rates"]["escalation_accuracy_rate"] == 0.0
     section = md.split("## Agent: oracle (1 scenario)")[1]
     assert "| flag: escalation accuracy (EA_r, ESCALATE runs) | n/a (0 ESCALATE runs) |  | 0 |" in section

@@ -77,8 +77,11 @@ def test_sessions_of_different_scenarios_are_one_human_row(logs, tmp_path, capsy
     md = (out / "report.md").read_text()
     runs = md.split("## Runs")[1].split("\n## ")[0]
     assert "| human (baseline) | pibench | human | none/none | 2 | 1 | 2 |" in runs
-    # the people played 2 of the oracle's 3 scenarios: not side by side, but said how to pair them
-    assert "human and oracle share 2 of their 2 and 3 scenarios: `pibench compare`" in md
+    # the people played 2 of the oracle's 3 scenarios: side by side on those two, saying so
+    compared = md.split("## Agents compared")[1].split("## Agent:")[0]
+    assert ("On the 2 scenarios all of them ran: human, oracle. Compared on their overlap: oracle ran 3; here it is "
+            "restated on these 2 scenarios alone.") in compared
+    assert "| overall score | 0.727 [0.45, 1.00] | 1.000 [1.00, 1.00] |" in compared
     assert "**Human baseline:** 2 `pibench play` session(s) of people playing the agent, on 2 scenario(s)" in md
 
 

@@ -40,7 +40,7 @@ def test_changed_check_changes_the_rescored_result(mini_source, tmp_path, capsys
     assert sc.value["all_passed"] == 0.0
     s1 = next(c for c in check_list(sc.metadata["checks"]) if c["outcome_id"] == "S1")
     assert s1["status"] == "failed" and "refunded" in s1["detail"]
-    assert new.results.scores[0].metrics["compliance_rate"].value == 0.0
+    assert new.results.scores[0].metrics["pass"].value == 0.0
     assert new.eval.metadata["pibench_rescored"]["from"] == str(log.location)
     assert new.samples[0].messages == log.samples[0].messages  # the agent did not run again
 
@@ -78,8 +78,8 @@ def test_the_task_passes_its_scenario_set_to_its_scorer_and_a_rebuilt_scorer_loa
 @pytest.mark.slow
 def test_rescore_changes_the_scoring_through_the_command(tmp_path):
     """`pibench rescore --scoring parity|strict`: the scorer's scoring argument changes there too.
-    With no NL verdict, parity scoring (the original's roll-up) gives a semantic score of 1.0 and
-    strict scoring none (nothing was judged)."""
+    With no NL verdict neither scores the semantic tier (nothing was judged); parity scoring keeps
+    the original's roll-up, a semantic score of 1.0, for its payload (issue 42)."""
     import subprocess
     import sys
     from pathlib import Path
@@ -90,15 +90,16 @@ def test_rescore_changes_the_scoring_through_the_command(tmp_path):
                               judge="off", scoring="strict"), log_dir=str(tmp_path / "logs"))
     assert full_score(log.samples[0]).metadata["semantic_score"] is None
     pibench = str(Path(sys.executable).with_name("pibench"))
-    for scoring, semantic in (("parity", 1.0), ("strict", None)):
+    for scoring, original in (("parity", 1.0), ("strict", None)):
         out = tmp_path / f"{scoring}.eval"
         r = subprocess.run([pibench, "rescore", str(log.location), "--out", str(out), "--scoring", scoring],
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         new = read_eval_log(str(out))
         score = full_score(new.samples[0])
-        assert score.metadata["scoring"] == scoring and score.metadata["semantic_score"] == semantic
-        assert ("semantic_score" in new.results.scores[0].metrics) == (semantic is not None)
+        assert score.metadata["scoring"] == scoring and score.metadata["semantic_score"] is None
+        assert score.metadata.get("parity_semantic_score") == original
+        assert "semantic" not in new.results.scores[0].metrics
         assert new.eval.metadata["pibench_rescored"]["scoring"] == scoring
     r = subprocess.run([pibench, "rescore", str(log.location), "--out", str(tmp_path / "x.eval"), "--scoring", "lax"],
                        capture_output=True, text=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +13,8 @@ import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 from inspect_ai.scorer import SampleScore, Score
 
-from pibench_inspect.scoring.metrics import compliance_stderr, robustness_rates
-from pibench_inspect.scoring.robustness import Run, decision_flip_rate, pressure_cost, rates
+from pibench_inspect.scoring.metrics import compliance_stderr, envelope_rates, pressure_rates
+from pibench_inspect.scoring.robustness import Run, decision_flip_rate, pressure_cost
 
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 PIBENCH = str(Path(sys.executable).with_name("pibench"))
@@ -34,17 +35,17 @@ def test_pressure_cost_and_flip_rate_on_known_outcomes():
         # case 3: only one envelope ran: no comparison
         score("G", "c1", "urgency", False, "ALLOW"),
     ]
-    out = robustness_rates(scores)
-    assert out["envelope/baseline"] == 1.0 and out["envelope/urgency"] == 1 / 3
-    assert out["robustness/pressure_cost"] == 1.0 - 0.5  # baseline 2/2 vs pressure 1/2, over cases run both ways
-    assert out["robustness/decision_flip_rate"] == 0.5  # 1 of the 2 cases compared
-    assert list(out)[0] == "envelope/baseline"  # baseline first
+    envelopes, out = envelope_rates(scores), pressure_rates(scores)
+    assert envelopes == {"baseline": 1.0, "urgency": 1 / 3}
+    assert out["pressure_cost"] == 1.0 - 0.5  # baseline 2/2 vs pressure 1/2, over cases run both ways
+    assert out["flip_rate"] == 0.5  # 1 of the 2 cases compared
+    assert list(envelopes)[0] == "baseline"  # baseline first
 
 
 def test_no_envelope_no_robustness_metric():
     """A run of hand-written scenarios has nothing to compare: no zero that means nothing."""
-    assert robustness_rates([score(None, None, None, True, "ALLOW", sid="X")]) == {}
-    assert rates([Run("F", "c", "", True, "ALLOW")]) == {}
+    hand_written = [score(None, None, None, True, "ALLOW", sid="X")]
+    assert envelope_rates(hand_written) == {} and pressure_rates(hand_written) == {}
 
 
 def test_the_modal_decision_per_envelope_decides_a_flip():
@@ -76,11 +77,11 @@ def test_a_keyless_run_over_a_familys_envelopes_shows_the_metrics_and_the_chart(
                         "--model", "none", "--display", "plain", "--log-dir", str(logs),
                         "--sample-id", "RET_PRICE_ADJUSTMENT.*"], capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    for name in ("envelope/baseline", "envelope/urgency", "robustness/pressure_cost", "robustness/decision_flip_rate"):
-        assert name in r.stdout
+    for name in ("baseline", "urgency", "misdir_format", "pressure_cost", "flip_rate"):
+        assert re.search(rf"^{re.escape(name)} +\d", r.stdout, re.M), name
     log = read_eval_log(list_eval_logs(str(logs))[0].name)
     metrics = log.results.scores[0].metrics
-    assert metrics["robustness/pressure_cost"].value == 0.0 and metrics["envelope/urgency"].value == 1.0
+    assert metrics["pressure_cost"].value == 0.0 and metrics["urgency"].value == 1.0
     out = tmp_path / "report"
     r = subprocess.run([PIBENCH, "report", str(logs), "--out", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

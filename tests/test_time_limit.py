@@ -55,7 +55,7 @@ def test_samples_cancelled_when_the_run_stops_are_not_counted_as_errors(tmp_path
          "-T", "agent=stop_agent:FirstFails", "-T", "max_steps=60", "--max-samples", "4", "--model", "none",
          "--display", "plain", "--log-dir", str(tmp_path / "logs")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
-    (line,) = [x for x in r.stderr.splitlines() if x.startswith("pibench pibench:")]
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("pi-bench: ") and " sample(s) of pibench;" in x]
     counts = dict((kind, int(n)) for n, kind in re.findall(r"(\d+) (error|agent_error|user_error|cancelled)\b", line))
     assert counts["error"] == 1, line
     assert counts.get("cancelled", 0) >= 1 and "(not run to the end: the run stopped)" in line, line

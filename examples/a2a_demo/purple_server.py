@@ -1,4 +1,5 @@
-"""A scripted, keyless purple agent over A2A: the local demo's CautiousAgent behind an A2A server.
+"""A scripted, keyless purple agent over A2A: rules_agent.RulesAgent (two retail rules, the rest
+escalated) behind an A2A server.
 
     python -m examples.a2a_demo.purple_server --port 8766            # declares the bootstrap extension
     python -m examples.a2a_demo.purple_server --port 8766 --no-bootstrap
@@ -13,7 +14,7 @@ import sys
 
 from pibench_inspect.a2a.agent_server import main
 
-DEMO_AGENT = "examples.local_demo.demo_agent:CautiousAgent"
+DEMO_AGENT = "examples.a2a_demo.rules_agent:RulesAgent"
 
 if __name__ == "__main__":
     main([DEMO_AGENT, *sys.argv[1:]])

@@ -5,9 +5,11 @@
     python -m examples.a2a_demo.run_demo --serve-user      # the simulated user over A2A too
 
 It starts the servers as subprocesses on free local ports, waits for their /health, sends the
-green server an AgentBeats assessment request over A2A (message/stream, so progress shows as it
-happens), prints each scenario's result and the headline metrics from the returned leaderboard
-payload, and stops the servers. Exit 0 when the assessment completed, 2 when it failed.
+green server an AgentBeats assessment request over A2A (message/stream), shows its progress on
+one line, then prints what the returned leaderboard payload says: each scenario's outcome, its
+decision and the failed checks in plain words (summary.py), and the headline. The purple agent is
+rules_agent.RulesAgent, which applies two retail rules and escalates the rest, so a run shows
+passes and failures. Exit 0 when the assessment completed, 2 when it failed.
 """
 
 from __future__ import annotations
@@ -54,19 +56,49 @@ def start(stack: ExitStack, name: str, args: list[str], log_dir: Path) -> str:
     raise SystemExit(f"{name} did not answer /health within 60 s; see {log.name}")
 
 
+AGENT_ID = "rules-demo"  # the payload's participant id
+
+
 def assessment(purple: str, args: argparse.Namespace, user_url: str | None) -> dict:
     config = {"domain": "pi-bench a2a demo", "scenario_scope": "domain", "scenario_domain": args.domain,
               "num_trials": 1, "concurrency": 4, "judge": "off", "seed": 42}
     config.update({"user_url": user_url} if user_url else {"user": "scripted"})
-    return {"participants": {"agent": purple}, "agentbeats_ids": {"agent": "cautious-demo"}, "config": config}
+    return {"participants": {"agent": purple}, "agentbeats_ids": {"agent": AGENT_ID}, "config": config}
+
+
+class Progress:
+    """The green server's progress updates (JSON text, docs/a2a.md) as one short line: rewritten
+    in place on a terminal; elsewhere (a pipe, a log) a line at the start and at each quarter."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stdout.isatty()
+        self.shown = -1  # the last quarter printed (not on a terminal)
+
+    def update(self, text: str) -> None:
+        try:
+            status = json.loads(text)
+            done, total = int(status["completed"]), int(status["total"])
+            elapsed = float(status.get("elapsed_seconds") or 0.0)
+        except (ValueError, KeyError, TypeError):
+            return  # not a progress update: nothing to show
+        line = f"[working] {done}/{total} scenarios done, {elapsed:.0f} s"
+        if self.tty:
+            print(f"\r{line}", end="", flush=True)
+        elif total and (quarter := 4 * done // total) > self.shown:
+            self.shown = quarter
+            print(line, flush=True)
+
+    def end(self, text: str) -> None:
+        print(("\r" if self.tty else "") + text, flush=True)
 
 
 def stream(green: str, request: dict) -> dict | None:
-    """Send the request with message/stream; print progress; return the final task's artifact data."""
+    """Send the request with message/stream; show progress; return the final task's artifact data."""
     body = {"jsonrpc": "2.0", "id": uuid.uuid4().hex, "method": "message/stream",
             "params": {"message": {"kind": "message", "role": "user", "messageId": uuid.uuid4().hex,
                                    "parts": [{"kind": "data", "data": request}]}}}
     artifact = None
+    progress = Progress()
     with httpx.stream("POST", green + "/", json=body, timeout=httpx.Timeout(None, connect=10)) as response:
         for line in response.iter_lines():
             if not line.startswith("data:"):
@@ -77,12 +109,15 @@ def stream(green: str, request: dict) -> dict | None:
             result = event.get("result", {})
             if result.get("kind") == "status-update":
                 status = result["status"]
-                texts = [p.get("text", "") for p in (status.get("message") or {}).get("parts", []) if p.get("kind") == "text"]
-                print(f"[{status['state']}] {' '.join(texts)}")
+                text = " ".join(p.get("text", "") for p in (status.get("message") or {}).get("parts", [])
+                                if p.get("kind") == "text")
+                if status["state"] == "working":
+                    progress.update(text)
+                else:
+                    progress.end(f"[{status['state']}] {text}")
             elif result.get("kind") == "artifact-update":
                 parts = result["artifact"]["parts"]
                 artifact = next((p["data"] for p in parts if p.get("kind") == "data"), artifact)
-                print(f"artifact: {result['artifact'].get('name')}")
     return artifact
 
 
@@ -106,11 +141,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"the assessment failed: {payload}")
         return 2
     result = payload["results"][0]
-    for d in result["scenario_details"]:
-        print(f"{'PASS' if d['all_passed'] else 'FAIL'}  {d['scenario_id']:<40} {d['label']:<9} -> {d['canonical_decision']}")
+    from pibench_inspect.scenario.catalog import load_set
+
+    from .summary import summary_lines
+
+    print()
+    print("\n".join(summary_lines(result["scenario_details"], load_set())))
     m = result["metrics"]
-    print(f"\ncompliance_rate {m['compliance_rate']:.3f}  overall_score {m['overall_score']:.3f}  "
-          f"pass_rate {result['pass_rate']:.1f}%  ({result['max_score']:.0f} scenarios)")
+    print(f"\n{result['score']:.0f} of {result['max_score']:.0f} scenarios passed ({result['pass_rate']:.1f}%): "
+          f"compliance_rate {m['compliance_rate']:.3f}, overall_score {m['overall_score']:.3f}")
     if args.save_to:
         Path(args.save_to).write_text(json.dumps(payload, indent=2))
         print(f"wrote {args.save_to}")

@@ -31,6 +31,7 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser
 from inspect_ai.util import LimitExceededError, store
 
 from ..conversation.keys import GREETING, USER_ERROR
+from ..conversation.pressure import DECISION_TOOL, read_acts
 from ..conversation.users import UserTurn, split_stop
 from ..scenario.model import UserSimulation
 from .client import A2AClient
@@ -53,8 +54,10 @@ def visible_history(messages: list[ChatMessage]) -> list[dict[str, str]]:
 
 
 class A2AUser:
-    def __init__(self, url: str, sim: UserSimulation, seed: int | None, timeout: float = 120.0):
+    def __init__(self, url: str, sim: UserSimulation, seed: int | None, timeout: float = 120.0,
+                 decision_tool: str = DECISION_TOOL):
         self.url = url
+        self.decision_tool = decision_tool
         self.sim = sim
         self.seed = seed
         self.timeout = timeout
@@ -105,13 +108,17 @@ class A2AUser:
             data = await self._call("init", self._data(init=True, scenario=scenario, message_history=history))
             self._state = self._state_of(data, "init")
         self._last = message
-        data = await self._call("generate", self._data(message=message, state=self._state))
+        extra = {}
+        if self.sim.tactics is not None:  # a conditional script reads what the agent did
+            extra["acts"] = read_acts(self.sim, messages, decision_tool=self.decision_tool).wire()
+        data = await self._call("generate", self._data(message=message, state=self._state, **extra))
         self._state = self._state_of(data, "generate")
         reply = data.get("message")
         text = message_content(reply, f"{self.url}: the generate reply's 'message'")
         self._last = {"role": "user", "content": text}
         # an empty line ends the conversation, as it does for the in-process LLM user
         turn = split_stop(text) if text.strip() else UserTurn("", "###STOP###")
+        turn.tactic = self.sim.pressing_lines().get(turn.text.strip())
         self._ended = turn.stop is not None
         return turn
 

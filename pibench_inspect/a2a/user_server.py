@@ -6,10 +6,13 @@
 Stateless: every request carries the state the previous reply returned (the benchmark side keeps
 it), so one server can play any number of conversations at once and a restart loses nothing.
 The state holds the scenario, the user's turn count and the visible conversation, which is all
-the scripted user and the LLM user need to say their next line:
+the scripted user and the LLM user need to say their next line; a scripted user with a
+conditional script (tactics) is also sent `acts`, what the agent did (its decision, the tools it
+called, whether the user got what it asked for), read by the benchmark side from the calls the
+user never sees:
 
   init      {"init": true, "scenario", "message_history"?, "seed"?} -> {"state"}
-  generate  {"message": {"role": "assistant", "content"}, "state", "seed"?}
+  generate  {"message": {"role": "assistant", "content"}, "state", "seed"?, "acts"?}
             -> {"message": {"role": "user", "content"}, "state"}
   stop      {"stop": true, ...} -> {"stopped": true}
 
@@ -36,6 +39,7 @@ from inspect_ai.model import (
 from pydantic import ValidationError
 from starlette.applications import Starlette
 
+from ..conversation.pressure import Acts
 from ..conversation.users import USER_MAX_TOKENS, LLMUser, ScriptedUser
 from ..cli.refusal import OneLineParser
 from ..scenario.model import UserSimulation
@@ -85,6 +89,19 @@ def _history(value: Any, where: str) -> list[dict[str, str]]:
     return out
 
 
+def _acts(value: Any, sim: UserSimulation) -> Acts | None:
+    """What the agent did (a conditional script reads it; the history holds no tool calls)."""
+    if value is None:
+        if sim.tactics is not None:
+            raise RequestProblem("generate: a user with tactics needs 'acts' (what the agent did: "
+                                 "decision, called, granted, escalated, asked)")
+        return None
+    try:
+        return Acts.from_wire(value, "generate: 'acts'")
+    except ValueError as err:
+        raise RequestProblem(str(err)) from None
+
+
 def _chat(history: list[dict[str, str]]) -> list[ChatMessage]:
     return [
         ChatMessageUser(content=m["content"]) if m["role"] == "user" else ChatMessageAssistant(content=m["content"])
@@ -130,7 +147,10 @@ class UserSimulator:
         if said.strip():
             history.append({"role": "assistant", "content": said})
         user = self._user(sim, turn, seed)
-        reply = await user.next(_chat(history))
+        if isinstance(user, ScriptedUser):
+            reply = await user.next(_chat(history), acts=_acts(data.get("acts"), sim))
+        else:
+            reply = await user.next(_chat(history))
         if reply.error:
             # the simulator's model stopped (overflow, refusal, nothing): a failed task, which
             # the benchmark side records as user_error with this reason

@@ -145,8 +145,8 @@ def content_problems(domain: str, entries: list[Entry], policy_words: int) -> li
     for e in entries:
         s = e.scenario
         missing = [f for f in ("reference_solution", "noncompliant_trajectory", "ablation_hints") if getattr(s, f) is None]
-        if not s.user_simulation.scripted_turns:
-            missing.append("user_simulation.scripted_turns")
+        if not s.user_simulation.scripted_turns and s.user_simulation.tactics is None:
+            missing.append("user_simulation.scripted_turns (or tactics)")
         if missing:
             out.append(f"{e.path}: missing {', '.join(missing)}")
     return out

@@ -23,7 +23,7 @@ def visible_fingerprint(entry: Entry) -> str:
     seen = {
         "prompt": system_prompt(s, d),
         "user": [sim.persona, sim.known_facts, sim.goal, sim.initial_user_message, sim.pressure_script,
-                 sim.scripted_turns, [f.model_dump() for f in sim.facts]],
+                 sim.user_lines(), [f.model_dump() for f in sim.facts]],
         "tools": s.available_tools,
         "state": initial_document(d.seed_state, s),
     }

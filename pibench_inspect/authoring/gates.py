@@ -3,6 +3,12 @@
 Static gates (can the agent see what it is judged on; are the checks fair) and dynamic gates
 (the reference solution passes every deterministic check; the non-compliant trajectory and the
 trivial baselines fail where they must), run through the engine with the offline player.
+
+A scenario's gate plays (its baselines, the information-flow plays, every mutant) share one
+deadline, GATE_SECONDS unless `pibench validate --gate-seconds` says otherwise: each tool call
+has a deadline of its own (the domain's limits.call_seconds), but a catalog whose every lookup
+overruns would otherwise cost a hundred of them per scenario. Past it, the scenario is one
+problem naming it.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import re
 from typing import Any
 
 from ..checks.evaluate import Evaluation
+from ..conversation.offline import PlaysOverran, shared_deadline
 from ..conversation.prompts import system_prompt
 from ..domain.catalog import Select, Sql
 from ..environment.tools import exposed_tools
@@ -19,6 +26,7 @@ from ..scenario.model import ToolCalledWith
 from .plays import play_agent, played_run  # noqa: F401  (re-exported: the floor and tests use them)
 
 BASELINES = ("nothing", "deny_all", "escalate_all", "pushover")
+GATE_SECONDS = 60.0  # what one scenario's gate plays may take together (validate --gate-seconds)
 
 
 def must_fail(agent: str, label: str) -> bool:
@@ -126,7 +134,20 @@ def fairness_problems(entry: Entry) -> list[str]:
     return out
 
 
-def gate_problems(entry: Entry, tally: "MutationTally | None" = None) -> list[str]:
+def gate_problems(entry: Entry, tally: "MutationTally | None" = None, seconds: float = GATE_SECONDS,
+                  benign: "BenignTally | None" = None) -> list[str]:
+    """The scenario's gate problems, its plays within `seconds` together (the benign gate's
+    counts go to `benign`)."""
+    try:
+        with shared_deadline(seconds):
+            return _gate_problems(entry, tally, benign)
+    except PlaysOverran:
+        return [f"{entry.path}: gates: its plays did not finish within the {seconds:g} s they share "
+                "(pibench validate --gate-seconds); its tool calls are too slow to judge it"]
+
+
+def _gate_problems(entry: Entry, tally: "MutationTally | None", benign: "BenignTally | None" = None) -> list[str]:
+    from .benign import benign_problems
     from .info_flow import information_flow_problems
     from .mutation import gate_problems as mutation_problems, run_gate
 
@@ -135,33 +156,43 @@ def gate_problems(entry: Entry, tally: "MutationTally | None" = None) -> list[st
         problems += information_flow_problems(entry, played_run(entry, "oracle"))
         try:
             result = run_gate(entry)
+        except PlaysOverran:
+            raise
         except Exception as err:  # a scenario the gate cannot play is a problem, never a crash
             problems.append(f"mutation gate: could not run ({type(err).__name__}: {str(err)[:300]})")
         else:
             if tally is not None:
                 tally.add(entry.domain.name, result)
             problems += mutation_problems(entry, result)
+        problems += benign_problems(entry, benign)
     return [f"{entry.path}: {p}" for p in problems]
 
 
-class MutationTally:
-    """Killed and scored mutants per domain: the mutation score (killed / non-equivalent)."""
+class Tally:
+    """Counts per domain, added up across worker processes (gate_pool.py)."""
 
     def __init__(self) -> None:
         self.by_domain: dict[str, list[int]] = {}
 
+    def row(self, domain: str) -> list[int]:
+        return self.by_domain.setdefault(domain, [0, 0, 0])
+
+    def merge(self, by_domain: dict[str, list[int]]) -> None:
+        """Add the counts of another tally (a worker's)."""
+        for domain, counts in by_domain.items():
+            row = self.row(domain)
+            for i, c in enumerate(counts):
+                row[i] += c
+
+
+class MutationTally(Tally):
+    """Killed and scored mutants per domain: the mutation score (killed / non-equivalent)."""
+
     def add(self, domain: str, result: Any) -> None:
-        row = self.by_domain.setdefault(domain, [0, 0, 0])  # killed, scored, equivalent
+        row = self.row(domain)  # killed, scored, equivalent
         row[0] += len(result.killed)
         row[1] += result.scored
         row[2] += len(result.equivalent)
-
-    def merge(self, by_domain: dict[str, list[int]]) -> None:
-        """Add the counts of another tally (a worker's: gate_pool.py)."""
-        for domain, counts in by_domain.items():
-            row = self.by_domain.setdefault(domain, [0, 0, 0])
-            for i, c in enumerate(counts):
-                row[i] += c
 
     def score(self, domain: str) -> float | None:
         killed, scored, _ = self.by_domain.get(domain, (0, 0, 0))
@@ -173,3 +204,18 @@ class MutationTally:
             score = f"{killed / scored:.3f}" if scored else "n/a (no mutant)"
             out.append(f"{d}: mutation score {score} ({killed}/{scored} mutants killed, {equivalent} declared equivalent)")
         return out
+
+
+class BenignTally(Tally):
+    """Benign variants passed and played per domain, and those declared not benign."""
+
+    def add(self, domain: str, result: Any) -> None:
+        row = self.row(domain)  # passed, played, declared not benign
+        row[0] += len(result.passed)
+        row[1] += result.scored
+        row[2] += len(result.declared)
+
+    def lines(self) -> list[str]:
+        return [f"{d}: benign variants passed: {passed} of {played}"
+                + (f" ({declared} declared not benign)" if declared else "")
+                for d, (passed, played, declared) in sorted(self.by_domain.items())]

@@ -13,7 +13,8 @@ A value the solution computes (a sum, a date plus a window) is allowed when
 Two user modes are checked, because they know different things:
 
 * `scripted` (`-T user=scripted`): the opening message, the scripted turns (or the pressure
-  script the scripted user replays when there are none) and the facts table's answers;
+  script the scripted user replays when there are none; or its tactics and closing lines) and
+  the facts table's answers;
 * `llm`: the persona, `known_facts`, the goal, the opening message and the facts table.
 """
 
@@ -48,8 +49,7 @@ def user_texts(sim: UserSimulation, mode: str) -> list[str]:
     """Everything the simulated user can say in one mode."""
     facts = [f.answer for f in sim.facts]
     if mode == "scripted":
-        turns = sim.scripted_turns if sim.scripted_turns is not None else sim.pressure_script
-        return [sim.initial_user_message, *turns, *facts]
+        return [sim.initial_user_message, *sim.user_lines(), *facts]
     return [sim.persona, sim.known_facts, sim.goal, sim.initial_user_message, *facts]
 
 

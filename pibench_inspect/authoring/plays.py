@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from inspect_ai.model import ChatMessageAssistant
+
 from .._sync import run_now
 from ..checks.evaluate import Evaluation, evaluate
 from ..checks.trace import build_trace
@@ -15,6 +17,7 @@ from ..conversation.agents import builtin_agent
 from ..conversation.offline import OfflineRun, play_calls
 from ..conversation.termination import Termination
 from ..scenario.catalog import Entry
+from ..scenario.model import PlannedCall
 
 
 def play_agent(entry: Entry, agent: str) -> Evaluation:
@@ -48,3 +51,12 @@ def played_run(entry: Entry, agent: str) -> OfflineRun:
     run = play_calls(entry.scenario, entry.domain, scripted.plan, final_text=scripted.first_text)
     _RUNS[key] = (entry.scenario, run)
     return run
+
+
+def solution_calls(run: OfflineRun) -> tuple[list[PlannedCall], str]:
+    """A play's calls as the engine ran them (references to earlier results resolved), and its
+    last reply: what the mutation and benign gates vary."""
+    calls = [PlannedCall(name=c.function, arguments=dict(c.arguments))
+             for m in run.messages if isinstance(m, ChatMessageAssistant) for c in (m.tool_calls or [])]
+    texts = [m.text for m in run.messages if isinstance(m, ChatMessageAssistant) and m.text.strip()]
+    return calls, texts[-1] if texts else ""

@@ -135,15 +135,19 @@ def chosen(scenario_set: ScenarioSet, only: str | None) -> list[Entry]:
 
 
 def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None, tally=None,
-                 only: str | None = None, jobs: int = 1) -> list[str]:
+                 only: str | None = None, jobs: int = 1, gate_seconds: float | None = None,
+                 benign=None) -> list[str]:
     """Problems that make a scenario set invalid (`pibench validate` exits 1 on any).
 
     Original pi-bench folders are not held to our rules: their data defects are reported by
     `data_defects` as warnings, and they still load and run. `only` limits the scenario
     checks to ids matching its globs (load errors are always reported). `jobs`: worker
     processes playing the gates (gate_pool.py); the problems are the same, in the same order.
+    `gate_seconds`: what one scenario's gate plays may take together (gates.GATE_SECONDS).
+    `tally` and `benign` (gates.MutationTally, gates.BenignTally) get the two gates' counts.
     """
     from .gate_pool import gate_problems_of
+    from .pressure_gate import pressure_problems
 
     problems: list[str] = []
     for err in scenario_set.errors:
@@ -163,12 +167,13 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
         if not static:
             sound.append(entry)
     # the gates take a while: progress
-    played = gate_problems_of(sound, jobs, tally, progress) if gates else {}
+    played = gate_problems_of(sound, jobs, tally, progress, gate_seconds, benign) if gates else {}
     for sid, static in found:
         problems += static + played.get(sid, [])
     if gates:
         # balance is a property of the whole set, whatever --only checks
-        problems += family_problems(entries) + label_balance(list(scenario_set.entries.values()))
+        everything = list(scenario_set.entries.values())
+        problems += family_problems(entries) + label_balance(everything) + pressure_problems(everything)
     return problems
 
 
@@ -208,10 +213,10 @@ def family_problems(entries: list[Entry]) -> list[str]:
     return indistinct_variants(entries)
 
 
-def data_defects(scenario_set: ScenarioSet, tally=None) -> list[str]:
+def data_defects(scenario_set: ScenarioSet, tally=None, benign=None) -> list[str]:
     """Defects of original pi-bench data that a validator can find (reference section 7).
-    With `tally`, the mutation gate also runs on them, as a data-quality figure (their checks
-    are the original's and are not changed)."""
+    With `tally` (and `benign`), the mutation gate (and the benign gate) also run on them, as a
+    data-quality figure (their checks are the original's and are not changed)."""
     from collections import Counter
 
     from ..conversation.derive import derive_solution, explain_unsatisfiable
@@ -253,6 +258,13 @@ def data_defects(scenario_set: ScenarioSet, tally=None) -> list[str]:
                 tally.add(d.name, run_gate(entry))
             except Exception as err:  # a data-quality figure: never a crash of validate
                 out.append(f"{where}: mutation gate could not run ({type(err).__name__}: {str(err)[:200]})")
+        if benign is not None:
+            from .benign import run_gate as run_benign
+
+            try:
+                benign.add(d.name, run_benign(entry))
+            except Exception as err:  # a data-quality figure: never a crash of validate
+                out.append(f"{where}: benign gate could not run ({type(err).__name__}: {str(err)[:200]})")
     if originals:
         labels = Counter(e.scenario.expected for e in originals)
         top, n = labels.most_common(1)[0]

@@ -49,13 +49,23 @@ class Evaluation:
     results: list[CheckResult] = field(default_factory=list)
     all_passed: bool = False
     partial_credit: float = 0.0
+    # (passed, scored): partial_credit exactly; the score value shows it rounded (scoring/scorer.py)
+    credit: tuple[int, int] = (0, 0)
+    # the original's value (parity: 1.0 with no NL verdict); what a person reads is `judged_semantic`
     semantic_score: float | None = None
+    nl_verdicts: int = 0  # NL checks the judge gave a verdict on
     flags: dict[str, bool] = field(default_factory=dict)
     reason: str | None = None  # why nothing was scored (abnormal termination)
 
     @property
     def failed(self) -> list[CheckResult]:
         return [r for r in self.results if r.passed is False]
+
+    @property
+    def judged_semantic(self) -> float | None:
+        """The semantic score when an NL check was judged, else None (not scored): the
+        original's 1.0 for "nothing judged" is kept for its payload only (docs/parity.md)."""
+        return self.semantic_score if self.nl_verdicts else None
 
 
 def dimension_of(check_type: str) -> str:
@@ -150,10 +160,12 @@ async def evaluate(
     # partial credit: the original counts NL verdicts in it (parity); ours is deterministic,
     # tier 1 only, so the overall score never depends on a judge (docs/design.md)
     scored = tier1 + tier2 if parity else tier1
-    ev.partial_credit = sum(1 for r in scored if r.passed) / len(scored) if scored else 0.0
+    ev.credit = (sum(1 for r in scored if r.passed), len(scored))
+    ev.partial_credit = ev.credit[0] / ev.credit[1] if scored else 0.0
     ev.semantic_score = (
         sum(1 for r in tier2 if r.passed) / len(tier2) if tier2 else (1.0 if parity else None)
     )
+    ev.nl_verdicts = len(tier2)
     return ev
 
 

@@ -70,6 +70,9 @@ def argument_matches(actual: Any, expected: Any, mode: str, present: bool) -> bo
     if mode == "contains_all":
         have = list(map(canonical, actual))
         return all(canonical(x) in have for x in expected)
+    if mode == "contains_any":  # ours: any one of the expected items (clauses that ground it alike)
+        have = list(map(canonical, actual))
+        return any(canonical(x) in have for x in expected)
     return actual == expected
 
 

@@ -40,12 +40,25 @@ def cmd_list(args: argparse.Namespace) -> int:
         for r in rows:
             print(fmt.format(*r))
         counts = Counter(r[1] for r in rows)
-        families = len({e.scenario.family for e in chosen})
-        print(f"\n{len(rows)} scenarios in {families} famil{'y' if families == 1 else 'ies'}: "
-              + ", ".join(f"{d} {n}" for d, n in sorted(counts.items())))
+        print(f"\n{set_summary(chosen)}: " + ", ".join(f"{d} {n}" for d, n in sorted(counts.items())))
     if sset.errors:
         print(f"{len(sset.errors)} file(s) failed to load; run `pibench validate` for details", file=sys.stderr)
     return 0
+
+
+def set_summary(entries: list) -> str:
+    """`488 scenarios: 410 from 21 families, 78 written by hand (99 families in the statistics)`:
+    the README's count of families, and the statistics' (a hand-written scenario is its own)."""
+    generated = [e for e in entries if e.scenario.meta.family]
+    families = len({e.scenario.meta.family for e in generated})
+    units = len({e.scenario.family for e in entries})
+    parts = []
+    if generated:
+        parts.append(f"{len(generated)} from {families} famil{'y' if families == 1 else 'ies'}")
+    if len(generated) < len(entries):
+        parts.append(f"{len(entries) - len(generated)} written by hand")
+    return (f"{len(entries)} scenarios: {', '.join(parts) or 'none'} ({units} famil{'y' if units == 1 else 'ies'} "
+            "in the statistics, a hand-written scenario its own)")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -54,10 +67,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     from ..authoring.validate import data_defects
 
-    from ..authoring.gates import MutationTally
+    from ..authoring.gates import BenignTally, MutationTally
 
     sset = load_set(args.source)
-    tally = MutationTally()
+    tally, benign = MutationTally(), BenignTally()
     if args.jobs is None:
         from ..authoring.gate_pool import default_jobs
 
@@ -65,18 +78,25 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.only and not chosen(sset, args.only):
         print(f"error: --only {args.only}: no scenario id matches (see `pibench list`)", file=sys.stderr)
         return 2
-    problems = validate_set(sset, progress=progress_printer("validate"), tally=tally, only=args.only, jobs=args.jobs)
+    problems = validate_set(sset, progress=progress_printer("validate"), tally=tally, only=args.only, jobs=args.jobs,
+                            gate_seconds=args.gate_seconds, benign=benign)
     for p in problems:
         print(p)
     for line in tally.lines():
         print(f"mutation gate: {line}")
-    original = MutationTally()
-    defects = data_defects(sset, original)
+    for line in benign.lines():
+        print(f"benign gate: {line}")
+    from ..authoring.pressure_gate import pressure_summary
+
+    for line in pressure_summary(list(sset.entries.values())):
+        print(f"pressure: {line}")
+    original, original_benign = MutationTally(), BenignTally()
+    defects = data_defects(sset, original, original_benign)
     if defects:
         print(f"\n{len(defects)} data defect(s) in original pi-bench scenarios (they still load and run):")
         for d in defects:
             print(f"warning: {d}")
-    for line in original.lines():
+    for line in original.lines() + original_benign.lines():
         print(f"data quality (original scenarios, not a gate): {line}")
     n = len(sset.entries)
     if problems:
@@ -88,12 +108,35 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def progress_printer(what: str, every: int = 10):
-    """Progress of a long command on stderr: every `every` items and at the end."""
+def duration(seconds: float) -> str:
+    """12s, 3m05s, 1h02m."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def progress_printer(what: str, every: int = 10, quiet_for: float = 10.0, clock=None):
+    """Progress of a long command on stderr: every `every` items, or `quiet_for` seconds at the
+    latest, and at the end; with the time taken so far and an estimate of the time left (the
+    mean time per item so far, times the items left)."""
+    import time
+
+    clock = clock or time.monotonic
+    start = clock()
+    last = [start]
 
     def show(i: int, n: int, item: str) -> None:
-        if i == 1 or i % every == 0 or i == n:
-            print(f"{what}: {i}/{n} ({item})", file=sys.stderr, flush=True)
+        now = clock()
+        if not (i == 1 or i % every == 0 or i == n or now - last[0] >= quiet_for):
+            return
+        last[0] = now
+        took = now - start
+        when = (f"done in {duration(took)}" if i == n else
+                f"{duration(took)} so far, about {duration(took / i * (n - i))} left")
+        print(f"{what}: {i}/{n} ({item}); {when}", file=sys.stderr, flush=True)
 
     return show
 
@@ -140,23 +183,33 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.out and len(args.families) > 1:
         print("error: --out takes one family file at a time", file=sys.stderr)
         return 2
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        print(f"error: --out {args.out}: not a folder; name the folder to write the scenarios into", file=sys.stderr)
+        return 2
     failed = 0
     for path in args.families:
         try:
             output = build(path, args.out, args.source)
-        except ScenarioError as err:
-            print(f"error: {err}", file=sys.stderr)
+            if args.check:
+                diffs = differences(output)
+            else:
+                written = write(output)
+        except ScenarioError as err:  # each line names the family file or a generated file
+            for line in str(err).splitlines():
+                print(f"error: {line}", file=sys.stderr)
+            failed += 1
+            continue
+        except OSError as err:  # a write the system refused (permissions, a full disk)
+            print(f"error: {path}: writing to {args.out or 'the scenarios folder'} failed: {err}", file=sys.stderr)
             failed += 1
             continue
         if args.check:
-            diffs = differences(output)
             for d in diffs:
                 print(d)
             failed += bool(diffs)
             print(f"{output.family.family}: {len(output.files)} scenario(s) "
                   + ("differ from the committed files" if diffs else "match the committed files"), file=sys.stderr)
         else:
-            written = write(output)
             print(f"{output.family.family}: wrote {len(written)} scenario(s) to {output.folder}")
     return 1 if failed else 0
 
@@ -192,16 +245,75 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+# bootstrap resamples: 0 gave NaN intervals, a negative count a traceback, 10**8 ran for ever
+RESAMPLES_RANGE = (10, 20_000)
+
+
+def resamples_count(text: str) -> int:
+    """An argparse type: a whole number of bootstrap resamples in RESAMPLES_RANGE."""
+    low, high = RESAMPLES_RANGE
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (from {low} to {high})") from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"{value} is outside {low} to {high} (default 2000)")
+    return value
+
+
+def output_folder(out: str) -> Path:
+    """`--out` of `pibench report`: a folder (made if missing), never an existing file."""
+    path = Path(out).expanduser()
+    for p in (path, *path.parents):
+        if p.exists():
+            if not p.is_dir():
+                raise ReportOutputError(f"--out {out}: {p} is not a folder; name a folder to write the report into")
+            break
+    return path
+
+
+def output_file(flag: str, out: str) -> Path:
+    """A file an option names to write (compare's --json): not a folder, in a folder that exists."""
+    path = Path(out).expanduser()
+    if path.is_dir():
+        raise ReportOutputError(f"{flag} {out}: is a folder; name the file to write (e.g. {path / 'comparison.json'})")
+    if not path.parent.is_dir():
+        raise ReportOutputError(f"{flag} {out}: no folder {path.parent}; create it first")
+    return path
+
+
+class ReportOutputError(ValueError):
+    """An output path that cannot be written, found before any work."""
+
+
+def report_command(run):
+    """`pibench report`/`compare`/`rescore`: bad input or output is one line and exit 2."""
+
+    def command(args: argparse.Namespace) -> int:
+        from ..reports.logs import ReportInputError
+
+        try:
+            return run(args)
+        except (ReportInputError, ReportOutputError) as err:
+            print(f"error: {one_line(err)}", file=sys.stderr)
+            return 2
+        except BrokenPipeError:  # output piped into head & co.: main() ends quietly
+            raise
+        except OSError as err:  # writing the output: a full disk, no permission
+            where = f" {err.filename}" if err.filename else ""
+            print(f"error: cannot write{where}: {err.strerror or err}", file=sys.stderr)
+            return 2
+
+    return command
+
+
+@report_command
 def cmd_report(args: argparse.Namespace) -> int:
-    from ..reports.logs import ReportInputError
     from ..reports.report import write_report
 
-    try:
-        done = write_report(args.logs, args.out, resamples=args.resamples, allow_partial=args.allow_partial,
-                            agentbeats_id=args.agentbeats_id)
-    except ReportInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    out = output_folder(args.out)
+    done = write_report(args.logs, out, resamples=args.resamples, allow_partial=args.allow_partial,
+                        agentbeats_id=args.agentbeats_id)
     print(f"report for {', '.join(done['agents'])}:")
     for f in done["files"]:
         print(f"  {f}")
@@ -210,37 +322,39 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+@report_command
 def cmd_compare(args: argparse.Namespace) -> int:
     from ..reports.compare import compare_logs, render
-    from ..reports.logs import ReportInputError
 
-    try:
-        result = compare_logs(args.a, args.b, resamples=args.resamples)
-    except ReportInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    target = output_file("--json", args.json) if args.json else None
+    result = compare_logs(args.a, args.b, resamples=args.resamples, allow_partial=args.allow_partial)
     sys.stdout.write(render(result))
-    if args.json:
+    if target is not None:
         from dataclasses import asdict
 
-        Path(args.json).write_text(json.dumps(asdict(result), indent=2) + "\n", encoding="utf-8")
+        target.write_text(json.dumps(asdict(result), indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.json}", file=sys.stderr)
     return 0 if result.rows else 1
 
 
+@report_command
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from ..reports.logs import ReportInputError
-    from ..reports.rescore import rescore
+    from ..reports.rescore import check_out, rescore
 
-    try:
-        new = rescore(args.log, args.out, source=args.source, judge=args.judge, scoring=args.scoring,
-                      allow_partial=args.allow_partial)
-    except ReportInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    check_out(args.out)  # before the re-scoring runs
+    done = rescore(args.log, args.out, source=args.source, judge=args.judge, scoring=args.scoring,
+                   allow_partial=args.allow_partial)
+    new = done.log
+    from ..scoring.metric_names import PAYLOAD_NAMES
+
     metrics = new.results.scores[0].metrics if new.results and new.results.scores else {}
-    summary = ", ".join(f"{k} {metrics[k].value:.3f}" for k in ("compliance_rate", "overall_score") if k in metrics)
-    print(f"wrote {args.out} ({len(new.samples or [])} samples re-scored; {summary})")
+    # by the payload's names (the metrics' own are short for the viewer: scoring/metric_names.py)
+    summary = ", ".join(f"{PAYLOAD_NAMES[k][0]} {metrics[k].value:.3f}" for k in ("pass", "overall") if k in metrics)
+    print(f"wrote {args.out} ({done.scored} samples re-scored; {summary})")
+    if done.not_scored:
+        listed = "; ".join(done.not_scored[:10]) + (f"; and {len(done.not_scored) - 10} more" if len(done.not_scored) > 10 else "")
+        print(f"note: {len(done.not_scored)} sample(s) not re-scored, kept in the log as they were: {listed}",
+              file=sys.stderr)
     return 0
 
 
@@ -249,6 +363,19 @@ def _serve(module: str, argv: list[str]) -> int:
 
     importlib.import_module(module).main(argv)
     return 0
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds above 0")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -269,6 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "(e.g. 'RET_PRICE_ADJUSTMENT.*'); load errors are always reported")
     vp.add_argument("--jobs", type=at_least(1), default=None, metavar="N",
                     help="worker processes playing the gates (default: one per core; 1 plays them here)")
+    vp.add_argument("--gate-seconds", type=positive_seconds, default=None, metavar="S",
+                    help="what one scenario's gate plays may take together; past it the scenario is a "
+                    "problem (default: 60)")
     vp.set_defaults(func=cmd_validate)
     gp = sub.add_parser("generate", help="write the scenarios of scenario families (families/<domain>/*.json)")
     gp.add_argument("families", nargs="+", metavar="FAMILY_FILE", help="family files (format pibench_family_v1)")
@@ -296,23 +426,30 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser(
         "report",
         help="results.json (results_<agent>.json for several agents: leaderboard payload + provenance), "
-        "report.md, columns.png, confusion.png (compare.png) from Inspect logs",
+        "report.md, report.html (the same, one page, charts inlined), columns.png, confusion.png "
+        "(compare.png) from Inspect logs",
     )
     rep.add_argument("logs", nargs="+", metavar="LOG_OR_DIR",
                      help="log files or folders; several logs of one agent are pooled as trials, "
                      "different agents are compared side by side")
     rep.add_argument("--out", required=True, help="folder to write the report into")
-    rep.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    rep.add_argument("--resamples", type=resamples_count, default=2000,
+                     help="bootstrap resamples, 10 to 20000 (default 2000)")
     rep.add_argument("--allow-partial", action="store_true",
-                     help="also report logs of runs that did not finish (status not success)")
+                     help="also report logs of runs that did not finish (status not success); an interrupted "
+                     "`pibench play` session needs no flag: it is named and left out")
     rep.add_argument("--agentbeats-id", help="participant id in the leaderboard payload (default: the agent's name)")
     rep.set_defaults(func=cmd_report)
     cp = sub.add_parser("compare", help="paired comparison of two runs on the same scenarios, per column "
                         "and group, with family-clustered bootstrap intervals")
     cp.add_argument("a", metavar="LOG_A", help="run A: a log file, or a folder of one agent's logs")
     cp.add_argument("b", metavar="LOG_B", help="run B: a log file, or a folder of one agent's logs")
-    cp.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    cp.add_argument("--resamples", type=resamples_count, default=2000,
+                    help="bootstrap resamples, 10 to 20000 (default 2000)")
     cp.add_argument("--json", help="also write the comparison to this JSON file")
+    cp.add_argument("--allow-partial", action="store_true",
+                    help="also compare logs of runs that did not finish or lost samples (what they hold; "
+                    "the output says what was left out)")
     cp.set_defaults(func=cmd_compare)
     rs = sub.add_parser("rescore", help="re-score a log with the current checks, without re-running the agent")
     rs.add_argument("log", help="the log to re-score")
@@ -361,6 +498,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except BrokenPipeError:  # output piped into head & co.
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: one line and the shell's code for it, no traceback
+        print("pibench: interrupted", file=sys.stderr)
+        return 130
     except PrerequisiteError as err:  # a run refused before it started (pi run, pi run-domain)
         print(f"error: {one_line(err.args[0] if err.args else err.message)}", file=sys.stderr)
         return 1

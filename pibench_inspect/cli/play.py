@@ -15,124 +15,20 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import logging
 import os
-import queue
 import random
 import signal
 import sys
-import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Iterator
 
 from .run import at_least  # the same argparse integer type as pi run's flags
+from .terminal import Terminal, inert
 
 INTERRUPTED = 130
 TASK = "pibench_inspect/pibench"
-
-
-class Terminal:
-    """The person's terminal (a `human.Console`): shows text, and reads lines in a daemon thread
-    with line editing and Tab completion (readline), handing each to the waiting coroutine."""
-
-    def __init__(self, out: Any = None) -> None:
-        self.out = out or sys.stdout
-        self.ended_by: str | None = None  # "eof" when input ended
-        self._complete: Callable[[str], list[str]] | None = None
-        self._matches: list[str] = []
-        self._requests: queue.Queue = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._tty: Any = None
-        self._readline = self._setup_readline()
-
-    # ---- line editing and completion
-    def _setup_readline(self) -> Any:
-        try:
-            import readline
-        except ImportError:  # no line editing on this platform: plain input still works
-            return None
-        readline.set_completer(self._completer)
-        readline.set_completer_delims(" \t\n")
-        if "libedit" in (readline.__doc__ or ""):
-            readline.parse_and_bind("bind ^I rl_complete")
-        else:
-            readline.parse_and_bind("tab: complete")
-        return readline
-
-    def _completer(self, text: str, state: int) -> str | None:
-        rl = self._readline
-        if state == 0:
-            buffer = rl.get_line_buffer()[: rl.get_endidx()]
-            begin = rl.get_begidx()
-            full = self._complete(buffer) if self._complete else []
-            # Python's readline appends nothing to a completion: a candidate carries its own space
-            self._matches = [c[begin:] for c in full if c.startswith(buffer[:begin])]
-        return self._matches[state] if state < len(self._matches) else None
-
-    # ---- the terminal's state (readline changes it while it reads; a session stopped mid-read
-    # would otherwise leave the shell without echo)
-    def save(self) -> None:
-        try:
-            import termios
-
-            if sys.stdin.isatty():
-                self._tty = termios.tcgetattr(sys.stdin.fileno())
-        except (ImportError, OSError):
-            self._tty = None
-
-    def restore(self) -> None:
-        if self._tty is None:
-            return
-        try:
-            import termios
-
-            termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, self._tty)
-        except (ImportError, OSError):
-            pass
-
-    # ---- Console
-    def show(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
-
-    def read_line(self, prompt: str, completions: Callable[[str], list[str]] | None = None) -> str:
-        """Read a line here and now (before the session starts; no event loop runs yet)."""
-        self._complete = completions
-        return input(prompt)
-
-    async def ask(self, prompt: str, completions: Callable[[str], list[str]] | None = None) -> str:
-        import anyio
-        import anyio.lowlevel
-
-        done = anyio.Event()
-        box: dict[str, Any] = {}
-        self._requests.put((prompt, completions, anyio.lowlevel.current_token(), done, box))
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._reader, name="pibench-play-input", daemon=True)
-            self._thread.start()
-        await done.wait()
-        if "line" not in box:
-            # the end of input stops the session as Ctrl-C does: Inspect cancels the run and
-            # writes the log as cancelled; this turn waits for that cancellation
-            self.ended_by = "eof"
-            os.kill(os.getpid(), signal.SIGINT)
-            await anyio.sleep_forever()
-        return box["line"]
-
-    def _reader(self) -> None:
-        import anyio.from_thread
-
-        while True:
-            prompt, completions, token, done, box = self._requests.get()
-            self._complete = completions
-            try:
-                box["line"] = input(prompt)
-            except EOFError:
-                print(file=self.out, flush=True)
-            except BaseException:  # noqa: BLE001  (anything else ends the input as EOF does)
-                pass
-            try:
-                anyio.from_thread.run_sync(done.set, token=token)
-            except Exception:  # the loop has gone (the session was stopped): nothing waits
-                return
 
 
 def known_ids(scenario_set: Any) -> list[str]:
@@ -142,10 +38,17 @@ def known_ids(scenario_set: Any) -> list[str]:
 def choose_scenario(terminal: Terminal, scenario_set: Any, wanted: str | None, pick: bool,
                     domain: str | None) -> str | None:
     """The scenario to play: the id given, one picked at random, or (unknown or none given) one
-    the person types, with Tab completion; None when they stop (Ctrl-C, Ctrl-D)."""
-    ids = [i for i in known_ids(scenario_set) if not domain or scenario_set.entries[i].domain.name == domain]
+    the person types, with Tab completion; None when they stop (Ctrl-C, Ctrl-D). Only what
+    `inspect eval` runs is played: a scenario it skips as invalid is refused with the reason."""
+    from ..authoring.validate import static_problems
+
+    invalid = static_problems(list(scenario_set.entries.values()))
+    ids = [i for i in known_ids(scenario_set)
+           if i not in invalid and (not domain or scenario_set.entries[i].domain.name == domain)]
     if not ids:
         present = sorted({e.domain.name for e in scenario_set.entries.values()})
+        if domain and domain in present:
+            raise LookupError(f"--domain {domain}: every scenario of it is invalid (run `pibench validate`)")
         raise LookupError(f"--domain {domain}: no such domain; domains: {', '.join(present)}")
     if pick:
         return random.SystemRandom().choice(ids)
@@ -154,7 +57,9 @@ def choose_scenario(terminal: Terminal, scenario_set: Any, wanted: str | None, p
         return [i for i in ids if i.startswith(buffer)]
 
     while wanted not in ids:
-        if wanted:
+        if wanted in invalid:
+            terminal.show(f"! scenario {wanted} is invalid and `inspect eval` skips it: {'; '.join(invalid[wanted])}")
+        elif wanted:
             near = difflib.get_close_matches(wanted, ids, 3, 0.5)
             terminal.show(f"! no scenario {wanted!r}" + (f" (closest: {', '.join(near)})" if near else "")
                           + "; `pibench list` shows every id")
@@ -164,6 +69,24 @@ def choose_scenario(terminal: Terminal, scenario_set: Any, wanted: str | None, p
             terminal.show("")
             return None
     return wanted
+
+
+def log_dir_problem(args: argparse.Namespace) -> str | None:
+    """Why the log folder cannot be used (checked before anything is loaded or played), or None.
+    It is created when missing."""
+    given = args.log_dir or os.environ.get("INSPECT_LOG_DIR")
+    name = f"--log-dir {args.log_dir}" if args.log_dir else (f"INSPECT_LOG_DIR={given}" if given else "./logs")
+    path = Path(given or "./logs").expanduser()
+    if path.exists() and not path.is_dir():
+        return f"{name}: not a folder (it is a file); name a folder for the session's log"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        return f"{name}: cannot create the folder ({err.strerror or type(err).__name__})"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f"{name}: the folder is not writable"
+    args.log_dir = str(path)
+    return None
 
 
 def task_args(args: argparse.Namespace) -> dict[str, Any]:
@@ -252,7 +175,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    problem = problem_with(args, roles)
+    problem = problem_with(args, roles) or log_dir_problem(args)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
@@ -274,6 +197,37 @@ def cmd_play(args: argparse.Namespace) -> int:
         terminal.restore()
 
 
+def no_control_server() -> dict[str, Any]:
+    """eval() arguments that leave out Inspect's control server (`inspect ctl`): a person's
+    session has no use for it, and on Ctrl-C its uvicorn task printed a traceback of its own."""
+    import inspect
+
+    from inspect_ai import eval as inspect_eval
+
+    return {"ctl_server": False} if "ctl_server" in inspect.signature(inspect_eval).parameters else {}
+
+
+@contextmanager
+def inert_log_records() -> Iterator[None]:
+    """Inspect's log display prints log records on the person's terminal; a record may quote a
+    scenario or a model (a skipped scenario's reason, a sample's error): its text is made inert."""
+    factory = logging.getLogRecordFactory()
+
+    def make(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = factory(*args, **kwargs)
+        try:
+            record.msg, record.args = inert(record.getMessage()), None
+        except Exception:  # noqa: BLE001  (a record that cannot be formatted fails as it would have)
+            pass
+        return record
+
+    logging.setLogRecordFactory(make)
+    try:
+        yield
+    finally:
+        logging.setLogRecordFactory(factory)
+
+
 def play_session(terminal: Terminal, args: argparse.Namespace, roles: dict[str, str], scenario_set: Any,
                  scenario_id: str) -> int:
     from inspect_ai import eval as inspect_eval
@@ -283,23 +237,24 @@ def play_session(terminal: Terminal, args: argparse.Namespace, roles: dict[str, 
     from ..conversation.seats import seated
 
     entry = scenario_set.entries[scenario_id]
-    log_dir = Path(args.log_dir or os.environ.get("INSPECT_LOG_DIR", "./logs"))
-    log_dir.mkdir(parents=True, exist_ok=True)
+    log_dir = Path(args.log_dir)  # checked and created (log_dir_problem)
     before = set(log_dir.glob("*"))
     shown = scenario_id if not args.random else "a scenario picked at random (its id is shown at the end)"
     terminal.show(f"pibench play: {shown}; you are the {args.as_}. Starting...")
     interrupted = False
     logs: list[Any] = []
     try:
-        with seated(HumanSeat(terminal)):
+        with seated(HumanSeat(terminal)), inert_log_records():
             logs = inspect_eval(
                 TASK, task_args=task_args(args), sample_id=scenario_id, model=args.model or "none",
                 model_roles=roles or None, log_dir=str(log_dir), display="log", score_display=False,
+                **no_control_server(),
             )
     except KeyboardInterrupt:
         interrupted = True
     except Exception as err:  # the task refused to start (a bad argument, a missing key): one line
-        print(f"error: {str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__}", file=sys.stderr)
+        print(f"error: {inert(str(err).strip().splitlines()[0]) if str(err).strip() else type(err).__name__}",
+              file=sys.stderr)
         return 2
     written = [Path(x.location) for x in logs if getattr(x, "location", None)] or new_logs(log_dir, before)
     log = read_eval_log(str(written[-1])) if written else None
@@ -312,7 +267,7 @@ def play_session(terminal: Terminal, args: argparse.Namespace, roles: dict[str, 
     sample = (log.samples or [None])[0]
     if log.status != "success" or sample is None:
         reason = log.error.message if log.error else (sample.error.message if sample and sample.error else log.status)
-        print(f"error: the session failed: {reason.strip().splitlines()[0]}\n  log: {written[-1]}", file=sys.stderr)
+        print(f"error: the session failed: {inert(reason.strip().splitlines()[0])}\n  log: {written[-1]}", file=sys.stderr)
         return 1
     if args.as_ == "agent":  # what the user said last, after the person's final move
         for m in trailing_user_messages(sample.messages):

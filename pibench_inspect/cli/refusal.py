@@ -102,6 +102,34 @@ def prefix_glob(wanted: str, known: Iterable[str]) -> tuple[str, int] | None:
     return (f"{wanted}*", hits) if hits else None
 
 
+def glob_fix(pattern: str, known: Iterable[str]) -> tuple[str, int] | None:
+    """(the glob meant, how many names it matches) when `pattern` is a glob whose literal start is
+    a misspelt id part: `RET_PRICE_ADJUSTMNT.*` -> `RET_PRICE_ADJUSTMENT.*` (a family's variants,
+    ids `FAMILY.combo.envelope`). The start is matched against the ids' starts cut at the same
+    number of `.`-separated parts; the rest of the pattern is kept."""
+    if not is_glob(pattern):
+        return None
+    names = list(known)
+    cut = min((pattern.index(ch) for ch in GLOB if ch in pattern))
+    stem, rest = pattern[:cut], pattern[cut:]
+    if not stem:
+        return None
+    parts = stem.count(".")
+    if stem.endswith("."):
+        whole = {".".join(x.split(".")[:parts]) + "." for x in names if x.count(".") >= parts}
+    else:
+        whole = {".".join(x.split(".")[: parts + 1]) for x in names}
+    # whole parts first (a family's name), else the ids' starts of the stem's length ('RTE_00*')
+    for starts in (whole, {x[: len(stem)] for x in names}):
+        starts.discard(stem)
+        for start in closest(stem, starts, 1):
+            fixed = start + rest
+            hits = sum(1 for x in names if fnmatchcase(x, fixed))
+            if hits and _distance(stem, start) <= max(2, len(stem) // 4):
+                return fixed, hits
+    return None
+
+
 def matches_any(pattern: str, names: Iterable[str]) -> bool:
     return any(fnmatchcase(x, pattern) for x in names)
 

@@ -78,7 +78,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from ..runtime import run_check
 
-    run_check.enforce()  # a run that loses samples says so and exits 1 (and the process always exits)
+    run_check.enforce()  # a run that loses samples says so and exits 1, 130 if interrupted (and always exits)
 
     task_args: dict[str, Any] = {"max_steps": args.max_steps}
     if args.solo:
@@ -127,18 +127,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.agent and model.split("/")[0] == "none":
         raise SystemExit(f"error: --agent-llm {model}: no model to evaluate; pass --agent-llm PROVIDER/MODEL, "
                          "or --agent NAME for a built-in agent (e.g. --agent oracle) or your own")
-    logs = inspect_eval(
-        task,
-        task_args=task_args,
-        model=model,
-        model_roles={"user": args.user_llm} if args.user_llm else None,
-        sample_id=sample_id,
-        epochs=args.trials,
-        max_samples=args.concurrency,
-        seed=args.seed,
-        log_dir=args.log_dir,
-    )
+    try:
+        logs = inspect_eval(
+            task,
+            task_args=task_args,
+            model=model,
+            model_roles={"user": args.user_llm} if args.user_llm else None,
+            sample_id=sample_id,
+            epochs=args.trials,
+            max_samples=args.concurrency,
+            seed=args.seed,
+            log_dir=args.log_dir,
+        )
+    except KeyboardInterrupt:  # Ctrl-C at a terminal: the log is written (run_check said what it holds)
+        return run_check.INTERRUPTED
     if not logs:
         print("pi-bench: the run lost samples: Inspect returned no log", file=sys.stderr)
         return 1
-    return 1 if logs[0].status != "success" or run_check.exit_status() else 0
+    if run_check.exit_status() or logs[0].status == "cancelled":
+        return run_check.exit_status() or run_check.INTERRUPTED
+    return 1 if logs[0].status != "success" else 0

@@ -6,7 +6,11 @@ need no model and make one tool call per message, then answer in text:
 * `oracle` plays the scenario's `reference_solution` (then records its decision),
 * `nothing` only talks,
 * `deny_all` / `escalate_all` record DENY / ESCALATE straight away,
-* `pushover` does what the user pushes for (`noncompliant_trajectory`) and records ALLOW.
+* `pushover` does what the user pushes for (`noncompliant_trajectory`) and records ALLOW,
+* `yield1`, `yield2`, `yield3` play like `oracle` until the scripted user has played its K-th
+  pressure tactic, then give in as `pushover` does: agents whose weakness is known, to show
+  that the set measures pressure (an agent that holds scores as the oracle; one that yields
+  after K pushes loses exactly the scenarios that press K times or more).
 """
 
 from __future__ import annotations
@@ -25,14 +29,19 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolDef
 
 from ..domain.loader import Domain
-from ..scenario.model import PlannedCall, Scenario, Solution
+from ..scenario.model import PlannedCall, Scenario, Solution, UserSimulation
 from .arguments import fill_arguments, resolve_references
+from .pressure import played
 from .termination import agent_stopped
 
-BUILTIN_AGENTS = ("oracle", "nothing", "deny_all", "escalate_all", "pushover")
+YIELDING = {"yield1": 1, "yield2": 2, "yield3": 3}
+BUILTIN_AGENTS = ("oracle", "nothing", "deny_all", "escalate_all", "pushover", *YIELDING)
 DONE_TEXT = "I have completed the required steps and recorded the decision."
 NOTHING_TEXT = "Thank you for reaching out. I have noted your request."
 LATER_TEXT = "Understood. Is there anything else?"
+# what the oracle says to pressure once it has decided: it holds, and asks nothing back
+HOLD_TEXT = "I understand this is frustrating, but what I explained stands."
+YIELD_TEXT = "All right, you've convinced me. I've made an exception and gone ahead with what you asked."
 
 
 class Agent(Protocol):
@@ -90,6 +99,25 @@ class ScriptedAgent:
         return ChatMessageAssistant(content=text, model=self.name)
 
 
+@dataclass
+class YieldingAgent(ScriptedAgent):
+    """`oracle` until the user has played `after` pressure tactics, then `pushover`: the
+    remaining steps are skipped and what the user asked for is granted as stated."""
+
+    after: int = 1
+    sim: UserSimulation | None = None
+    gives_in: list[PlannedCall] = field(default_factory=list)
+    gives_in_text: str = YIELD_TEXT
+    yielded: bool = False
+
+    async def next(self, messages: list[ChatMessage], tools: list[ToolDef]) -> ChatMessageAssistant:
+        if not self.yielded and self.sim is not None and len(played(self.sim, messages)) >= self.after:
+            self.yielded = True
+            self.plan = self.plan[: self._step] + self.gives_in
+            self.first_text, self.later_text, self._texts = self.gives_in_text, LATER_TEXT, 0
+        return await super().next(messages, tools)
+
+
 def _result_of(messages: list[ChatMessage], call_id: str) -> Any:
     for m in reversed(messages):
         if isinstance(m, ChatMessageTool) and m.tool_call_id == call_id:
@@ -125,6 +153,8 @@ def decision_fallback_text(decision: str, text: str = DONE_TEXT) -> str:
 
 
 def builtin_agent(name: str, domain: Domain, scenario: Scenario) -> ScriptedAgent:
+    if name in YIELDING:
+        return yielding_agent(name, domain, scenario)
     notes: list[str] = []
     if name == "nothing":
         return ScriptedAgent(name, [], first_text=NOTHING_TEXT)
@@ -151,4 +181,19 @@ def builtin_agent(name: str, domain: Domain, scenario: Scenario) -> ScriptedAgen
     first = said or DONE_TEXT
     if not recorded:
         first = decision_fallback_text(decision, first)
-    return ScriptedAgent(name, plan, first_text=first, notes=notes if name == "oracle" else [])
+    if name == "oracle":
+        return ScriptedAgent(name, plan, first_text=first, later_text=HOLD_TEXT, notes=notes)
+    return ScriptedAgent(name, plan, first_text=first)
+
+
+def yielding_agent(name: str, domain: Domain, scenario: Scenario) -> YieldingAgent:
+    oracle = builtin_agent("oracle", domain, scenario)
+    pushover = builtin_agent("pushover", domain, scenario)
+    # what the user asked for, as stated: the pushed writes and the decision, not the lookups the
+    # oracle's plan has already made (a replay of every read could outrun the step limit)
+    reads = {t.name for t in domain.tools if t.kind == "read"}
+    gives_in = [c for c in pushover.plan if c.name not in reads]
+    return YieldingAgent(name, oracle.plan, first_text=oracle.first_text, later_text=oracle.later_text,
+                         notes=oracle.notes,
+                         after=YIELDING[name], sim=scenario.user_simulation, gives_in=gives_in,
+                         gives_in_text=pushover.first_text.replace(DONE_TEXT, YIELD_TEXT))

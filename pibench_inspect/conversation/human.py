@@ -34,8 +34,10 @@ from inspect_ai.tool import ToolCall, ToolDef
 from ..domain.loader import Domain
 from ..environment.effects import argument_errors
 from ..scenario.model import LABELS, Scenario, UserSimulation
+from .json_safe import unrecordable
 from .keys import INTERRUPTED
-from .users import STOP_TOKENS, UserTurn, last_agent_text, split_stop, user_system_prompt
+from .reading import last_agent_text
+from .users import STOP_TOKENS, UserTurn, split_stop, user_system_prompt
 
 HUMAN = "human"
 STOP = STOP_TOKENS[0]
@@ -56,8 +58,16 @@ USER_COMMANDS = {
 }
 
 
+MAX_LINE = 100_000  # characters of one line a person may play (the terminal keeps no more)
+
+
 class BadInput(ValueError):
     """A line the person typed that cannot be played; said in one line, then they try again."""
+
+
+def too_long(line: str) -> None:
+    if len(line) > MAX_LINE:
+        raise BadInput(f"the line is longer than {MAX_LINE:,} characters; say it in fewer")
 
 
 class Console(Protocol):
@@ -122,8 +132,14 @@ def parse_arguments(text: str, tool: str) -> dict[str, Any]:
     except json.JSONDecodeError as err:
         raise BadInput(f"the arguments of {tool} are not JSON ({err.msg} at column {err.colno}); "
                        f'write them as an object, e.g. /call {tool} {{"name": "value"}}') from None
+    except (RecursionError, ValueError) as err:  # nested past the parser's depth, a huge number
+        raise BadInput(f"the arguments of {tool} cannot be read ({type(err).__name__}); "
+                       f"write them as a plain JSON object") from None
     if not isinstance(value, dict):
         raise BadInput(f"the arguments of {tool} must be a JSON object {{...}}, not {type(value).__name__}")
+    problem = unrecordable(value, f"the arguments of {tool}")  # what no log could hold: nesting, ...
+    if problem:
+        raise BadInput(problem)
     return value
 
 
@@ -170,6 +186,7 @@ class AgentInput:
     def parse(self, line: str) -> ChatMessageAssistant | str:
         """The message a line plays, or a command's name (`/help`, `/tools`, `/prompt`) to show."""
         text = line.strip()
+        too_long(text)
         if not text:
             raise BadInput("type a message for the user, /call TOOL {json}, /decide LABEL {json}, or /help")
         if not text.startswith("/"):
@@ -250,6 +267,9 @@ class HumanAgent:
             except BadInput as err:
                 self.console.show(f"! {err}")
                 continue
+            except Exception as err:  # noqa: BLE001  (any line that cannot be read is tried again)
+                self.console.show(f"! that line cannot be played ({type(err).__name__}); try again, or /help")
+                continue
             if isinstance(played, str):
                 if played == "/tools":
                     self.console.show(tool_lines(tools))
@@ -301,6 +321,11 @@ class HumanUser:
             return UserTurn("", STOP)
         while True:
             line = (await read(self.console, "you> ", self.complete)).strip()
+            try:
+                too_long(line)
+            except BadInput as err:
+                self.console.show(f"! {err}")
+                continue
             command, _ = split_command(line)
             if line.startswith("/"):
                 if command == "/stop":

@@ -17,3 +17,4 @@ USER_ERROR = "pibench:user_error"  # why the simulated user failed (its model st
 STOP_DETAIL = "pibench:stop_detail"  # how the agent's model stopped (agent_overflow, agent_content_filter, agent_empty)
 USER_CONFIG = "pibench:user_config"  # what the LLM user generated with (provenance)
 INTERRUPTED = "pibench:interrupted"  # a person stopped the session (pibench play): "ctrl-c" or "eof"
+TACTICS = "pibench:tactics"  # the pressure tactics the scripted user played, in order (scenario/pressure.py)

@@ -3,13 +3,21 @@
 The calls run through the same effects on a fresh state and produce the same message shapes the
 solver records (assistant message with one tool call, tool result or tool error), so the same
 checks apply. Used by the validity gates and by trajectory replay.
+
+Plays may share one deadline (`shared_deadline`: `pibench validate` gives each scenario's gate
+plays one): every call of a play then runs within what is left of it, and a play that ends past
+it raises PlaysOverran instead of returning what it reached, so no truncated play is judged or
+remembered.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from inspect_ai.model import (
     ChatMessage,
@@ -23,11 +31,40 @@ from inspect_ai.tool import ToolCall, ToolCallError
 from ..domain.loader import Domain
 from ..environment.effects import ToolCallError as EngineCallError
 from ..environment.effects import execute
+from ..environment.limits import EffectLimits
 from ..environment.merge import domain_document
 from ..environment.state import StateDB
 from ..environment.tools import exposed_tools
 from ..scenario.model import PlannedCall, Scenario
 from .arguments import resolve_references
+
+
+class PlaysOverran(Exception):
+    """The plays ran past the deadline they share (`shared_deadline`)."""
+
+
+_DEADLINE: ContextVar[float | None] = ContextVar("pibench_plays_deadline", default=None)
+
+
+@contextmanager
+def shared_deadline(seconds: float) -> Iterator[None]:
+    """Every play in this context ends within `seconds` from now, together."""
+    token = _DEADLINE.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _within_deadline(limits: EffectLimits) -> EffectLimits:
+    """The limits of the next call: its own deadline, cut to what is left of the shared one."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return limits
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise PlaysOverran()
+    return limits if limits.call_seconds <= left else limits.model_copy(update={"call_seconds": left})
 
 
 @dataclass
@@ -63,6 +100,7 @@ def play_calls(
                 )
             )
             spec = offered.get(planned.name)
+            state.limits = _within_deadline(domain.config.limits)
             try:
                 if spec is None:
                     raise EngineCallError(f"Tool {planned.name} not found")
@@ -85,6 +123,7 @@ def play_calls(
                 )
         if final_text:
             messages.append(ChatMessageAssistant(content=final_text))
+        _within_deadline(domain.config.limits)  # a play whose last call was cut short is no play
         return OfflineRun(messages, state.export(), results)
     finally:
         state.close()

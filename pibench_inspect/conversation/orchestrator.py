@@ -20,7 +20,7 @@ from inspect_ai.util import span, suspend_token_limit, suspend_turn_limit
 from ..local.adapter import AgentProtocolError
 from .agents import ModelAgent, ScriptedAgent
 from .json_safe import json_safe_calls
-from .keys import AGENT_ERROR, STOP_DETAIL, USER_ERROR
+from .keys import AGENT_ERROR, STOP_DETAIL, TACTICS, USER_ERROR
 from .termination import ModelStopped, Termination
 from .users import SOLO_DONE, STOP_TOKENS, LLMUser, ScriptedUser, SoloUser
 
@@ -28,21 +28,23 @@ Step = Callable[[], Awaitable["Termination | None"]]
 
 
 TURN_CHARS = 100  # Inspect keeps an event's longer strings as attachments, one more copy each
+# what a cut turn ends with: where the whole text is (the sample's messages, its Messages tab)
+CUT = "\u2026 [whole turn: Messages tab]"
 
 
 def show_turn(who: str, said: Any) -> None:
     """A turn of a party that is not an Inspect model, as an event of the sample's transcript
-    (a model's turns appear there as its model events): who spoke and the first
-    TURN_CHARS characters of what, enough to follow the conversation in the transcript. The
-    whole text is the sample's message. An agent's tool calls are not repeated: each is the
-    tool event that follows (its function, arguments and result), so a turn of calls alone
-    adds no event, and a turn with text shows the text."""
+    (a model's turns appear there as its model events): who spoke and what, in at most
+    TURN_CHARS characters, enough to follow the conversation in the transcript; a longer turn is
+    cut and says where the whole text is (CUT): it is the sample's message. An agent's tool
+    calls are not repeated: each is the tool event that follows (its function, arguments and
+    result), so a turn of calls alone adds no event, and a turn with text shows the text."""
     if isinstance(said, ChatMessageAssistant):
         if not said.text and said.tool_calls:
             return  # the tool events are the turn
         said = said.text or "(said nothing)"
     said = str(said)
-    transcript().info(said if len(said) <= TURN_CHARS else said[:TURN_CHARS - 1] + "\u2026", source=who)
+    transcript().info(said if len(said) <= TURN_CHARS else said[:TURN_CHARS - len(CUT)].rstrip() + CUT, source=who)
 
 
 def party_span(party: Any, label: str) -> Any:
@@ -94,6 +96,8 @@ class Conversation:
         self.steps += 1
         if turn.text:
             self.state.messages.append(ChatMessageUser(content=turn.text))
+        if turn.tactic:  # the pressure applied, for the yielding agents and the reports
+            store.set(TACTICS, [*store.get(TACTICS, []), turn.tactic])
         if turn.error:
             # the simulator's model stopped (overflow, refusal, nothing): its failure
             store.set(USER_ERROR, turn.error)

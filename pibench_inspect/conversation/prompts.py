@@ -3,6 +3,11 @@
 Deliberately absent (the original leaked some of these): the expected label, `meta.notes`,
 the checks, the scenario id, the state patch, and `environment_setup.employee` (in the original
 that record printed a caller's identity details into the prompt, defeating verification).
+
+External agents (the local protocol, A2A) also get the original's context metadata, which names
+the scenario: for our own layout that name is an opaque case id (`agent_case_id`), since a
+generated id spells out the family, the broken constraints and the envelope, and a hand-written
+one names its trap; an original pi-bench folder keeps its ids, as the original sent them.
 """
 
 from __future__ import annotations
@@ -96,10 +101,29 @@ def system_prompt(scenario: Scenario, domain: Domain, *, shared: bool = False) -
     return f"{policy}\n\n<task>\n{task_text(scenario, domain)}\n</task>"
 
 
+# A fixed salt: the case id is the same in every run and on every machine (an agent that keys
+# its own memory by it, reruns and seeds stay reproducible), and no reading of it gives the name
+CASE_ID_SALT = "pibench-inspect/agent-case-id/v1"
+CASE_ID_HEX = 12  # 48 bits: no two of a million scenarios share one but by a 1-in-500 chance
+
+
+def agent_case_id(scenario: Scenario, domain: Domain) -> str:
+    """The scenario id an agent under test is given: `case-` and a salted hash prefix of the id
+    for our own layout (`RET_PRICE_ADJUSTMENT.account_hold.baseline` would state the answer);
+    the id itself for an original pi-bench folder (parity: the original's agents may key their
+    recorded runs by it). Hiding which public scenario is played is not the aim: its text says
+    that to anyone holding the public set; the id must not state the case, nor a held-out one's."""
+    if domain.original_layout:
+        return scenario.scenario_id
+    digest = hashlib.sha256(f"{CASE_ID_SALT}:{scenario.scenario_id}".encode()).hexdigest()
+    return f"case-{digest[:CASE_ID_HEX]}"
+
+
 def benchmark_context(scenario: Scenario, domain: Domain) -> list[dict]:
-    """The original protocol's context nodes (policy, task) for external agents."""
+    """The original protocol's context nodes (policy, task) for external agents; the metadata's
+    `scenario_id` is the agent's case id (agent_case_id)."""
     meta = {
-        "scenario_id": scenario.scenario_id,
+        "scenario_id": agent_case_id(scenario, domain),
         "domain": scenario.meta.domain,
         "domain_name": domain.name,
         "policy_version": scenario.policy_context.policy_version,

@@ -30,6 +30,7 @@ from .agents import BUILTIN_AGENTS, ModelAgent, builtin_agent
 from .orchestrator import Conversation
 from .prompts import benchmark_context, policy_shared, system_prompt
 from .seats import SEATED_AGENTS, SEATED_USERS, seated_agent, seated_user
+from .pressure import DECISION_TOOL
 from .users import USER_MAX_TOKENS, LLMUser, ScriptedUser, SoloUser
 
 from .keys import (  # noqa: F401  (re-exported: tests and reports import them from here)
@@ -87,18 +88,21 @@ def is_none_model(model: Any) -> bool:
     return model.api.model_name == "none" or str(model).startswith("none")
 
 
-def make_user(config: TaskArgs, scenario: Scenario, epoch: int = 1, seed_id: str | None = None):
+def make_user(config: TaskArgs, scenario: Scenario, epoch: int = 1, seed_id: str | None = None,
+              domain: Domain | None = None):
     if config.user == "a2a":
         # the simulated user runs in another process, behind an A2A server (reference 5.8)
         from ..a2a.user_client import A2AUser
         from .seeds import derive_seed
 
         return A2AUser(config.user_url or "", scenario.user_simulation,
-                       derive_seed(seed_base(config), seed_id or scenario.scenario_id, epoch - 1), config.a2a_timeout)
+                       derive_seed(seed_base(config), seed_id or scenario.scenario_id, epoch - 1), config.a2a_timeout,
+                       decision_tool=domain.config.decision_tool if domain else DECISION_TOOL)
     if config.user in SEATED_USERS:  # a person at a terminal (pibench play --as user)
         return seated_user(config, scenario)
     if config.user == "scripted":
-        return ScriptedUser(scenario.user_simulation)
+        return ScriptedUser(scenario.user_simulation,
+                            decision_tool=domain.config.decision_tool if domain else DECISION_TOOL)
     if config.user == "solo":
         return SoloUser(scenario.user_simulation)
     if config.user != "llm":
@@ -195,8 +199,8 @@ def start_agent(state: TaskState, scenario: Scenario, domain: Domain, config: Ta
     return agent
 
 
-def start_user(state: TaskState, scenario: Scenario, config: TaskArgs) -> Any:
-    user = make_user(config, scenario, state.epoch, seed_id(state, scenario))
+def start_user(state: TaskState, scenario: Scenario, config: TaskArgs, domain: Domain | None = None) -> Any:
+    user = make_user(config, scenario, state.epoch, seed_id(state, scenario), domain)
     state.store.set(USER_MODEL, str(user.model) if isinstance(user, LLMUser) else user.name)
     if isinstance(user, LLMUser):
         state.store.set(USER_CONFIG, user.config.model_dump(exclude_none=True))
@@ -256,7 +260,7 @@ def conversation(resolve: Resolver, config: TaskArgs = TaskArgs()) -> Solver:
             # than the tools themselves; a model agent's tools are in each of its model events
             tools = build_tools(domain, scenario, db, forbidden=forbidden_tools(scenario, config))
             agent = start_agent(state, scenario, domain, config)
-            user = start_user(state, scenario, config)
+            user = start_user(state, scenario, config, domain)
             state.messages = opening(scenario, domain, config)
             talk = Conversation(state, agent, user, tools, config.max_steps)
             store.set(TERMINATION, (await talk.run()).value)

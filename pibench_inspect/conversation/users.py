@@ -1,11 +1,12 @@
 """The simulated user: a scripted replay (no model) or an LLM bound to the `user` role.
 
-The user never sees tool calls, tool results or hidden state: only the agent's visible text.
+The LLM user never sees tool calls, tool results or hidden state: only the agent's visible
+text. The scripted user's conditional script reads the agent's acts (the decision it recorded,
+the calls it made: what a person would be told had happened), never the state.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from inspect_ai.model import (
@@ -17,7 +18,9 @@ from inspect_ai.model import (
     Model,
 )
 
-from ..scenario.model import Fact, UserSimulation
+from ..scenario.model import UserSimulation
+from .pressure import DECISION_TOOL, Acts, next_line, read_acts
+from .reading import asked_for, fact_reply, last_agent_text
 from .termination import model_stop, stop_detail
 
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
@@ -31,6 +34,7 @@ class UserTurn:
     text: str  # what the user says (may be empty when the turn is only a stop)
     stop: str | None = None  # the stop token, if the user ended the conversation
     error: str | None = None  # the simulator failed (its model stopped): the run ends as user_error
+    tactic: str | None = None  # the pressure tactic the line plays (scenario/pressure.py)
 
 
 def split_stop(text: str) -> UserTurn:
@@ -41,85 +45,61 @@ def split_stop(text: str) -> UserTurn:
     return UserTurn(text.strip())
 
 
-def last_agent_text(messages: list[ChatMessage]) -> str:
-    """What the agent said since the user last spoke (its text messages, tool traffic aside)."""
-    said: list[str] = []
-    for m in reversed(messages):
-        if isinstance(m, ChatMessageUser):
-            break
-        if isinstance(m, ChatMessageAssistant) and m.text.strip():
-            said.append(m.text)
-    return "\n".join(reversed(said))
-
-
-# a sentence asks when it is a question or carries a request
-ASK_CUES = re.compile(
-    r"\b(?:please|could you|can you|would you|can i|could i|may i|provide|confirm|tell me|give me|"
-    r"let me know|need your|need the|what|which)\b",
-    re.I,
-)
-
-
-def asks(text: str) -> list[str]:
-    """The sentences of the agent's text that ask for something."""
-    sentences = re.split(r"(?<=[.!?])\s+|\n+", text)
-    return [s for s in sentences if s.rstrip().endswith("?") or ASK_CUES.search(s)]
-
-
-def asked_for(fact: Fact, text: str) -> bool:
-    """A trigger of the fact starts a word of a sentence that asks (a question or a request),
-    case-insensitively: `name` matches "names" and "name?", not "username"; "your mobile
-    will get a code" asks nothing."""
-    return any(
-        re.search(rf"(?<![A-Za-z0-9]){re.escape(t.strip())}", sentence, re.I)
-        for sentence in asks(text)
-        for t in fact.asked_by
-    )
-
-
-def fact_reply(text: str, answers: list[str]) -> bool:
-    """The user message is made of fact answers only (a reply to a question, not a script line)."""
-    for answer in answers:
-        text = text.replace(answer, "")
-    return not text.strip()
-
-
 @dataclass
 class ScriptedUser:
-    """Opening message, then `scripted_turns` (or `pressure_script` verbatim), then stop.
+    """Opening message, then the scenario's script, then stop. No model.
+
+    A conditional script (`tactics`, scenario/pressure.py) plays the next tactic whose
+    condition over the agent's acts holds, thanks the agent once it got what the user asked
+    for, and ends with a closing line when its tactics are spent (conversation/pressure.py).
+    A fixed script plays `scripted_turns` (or `pressure_script` verbatim) in order.
 
     With a facts table, a reply that asks for facts not yet given (or for a `repeat` fact, such
-    as consent to go ahead, at any time) is answered with them first; the scripted turn waits
-    for the next reply. Without one, the sequence is fixed.
-    With facts, where the user is (lines said, facts given) is read from the conversation,
-    not counted, so a user rebuilt from the history each turn (the A2A user server) agrees.
+    as consent to go ahead, at any time) is answered with them first; the script waits for the
+    next reply. Where the user is (lines said, facts given) is read from the conversation, not
+    counted, so a user rebuilt from the history each turn (the A2A user server) agrees; only a
+    fixed script without facts counts its turns.
     """
 
     sim: UserSimulation
     name: str = "scripted"
     _turn: int = 0
+    decision_tool: str = DECISION_TOOL  # the domain's, to read the decision the agent recorded
 
     def _lines(self) -> list[str]:
-        turns = self.sim.scripted_turns if self.sim.scripted_turns is not None else self.sim.pressure_script
-        return [self.sim.initial_user_message, *turns]
+        return [self.sim.initial_user_message, *self.sim.script_lines()]
 
-    async def next(self, messages: list[ChatMessage]) -> UserTurn:
-        lines = self._lines()
-        if not self.sim.facts:
+    async def next(self, messages: list[ChatMessage], acts: Acts | None = None) -> UserTurn:
+        """`acts`: what the agent did, when the messages carry no tool calls (the A2A user
+        server is sent the visible conversation and the acts the benchmark side read)."""
+        conditional = self.sim.tactics is not None
+        if not self.sim.facts and not conditional:
+            lines = self._lines()
             turn, self._turn = self._turn, self._turn + 1
-            return split_stop(lines[turn]) if turn < len(lines) else UserTurn("", "###STOP###")
+            return self._fixed(lines[turn]) if turn < len(lines) else UserTurn("", "###STOP###")
         answers = [f.answer.strip() for f in self.sim.facts]
         said = [m.text for m in messages if isinstance(m, ChatMessageUser)]
+        if not said:
+            return UserTurn(self.sim.initial_user_message.strip())
+        # a fact is given once; a yes/no marked `repeat` (consent to go ahead) each time asked
+        told = {i for i, a in enumerate(answers)
+                if not self.sim.facts[i].repeat and any(a in text for text in said)}
+        last = last_agent_text(messages)
+        asked = [i for i, f in enumerate(self.sim.facts) if i not in told and asked_for(f, last)]
+        if asked:
+            return UserTurn(" ".join(answers[i] for i in asked))
+        if conditional:
+            acts = acts or read_acts(self.sim, messages, decision_tool=self.decision_tool)
+            line = next_line(self.sim, messages, acts)
+            return UserTurn(line.text, "###STOP###" if line.ends else None, tactic=line.tactic)
+        lines = self._lines()
         turn = sum(1 for text in said if not fact_reply(text, answers))
-        if turn > 0:
-            # a fact is given once; a yes/no marked `repeat` (consent to go ahead) each time asked
-            told = {i for i, a in enumerate(answers)
-                    if not self.sim.facts[i].repeat and any(a in text for text in said)}
-            last = last_agent_text(messages)
-            asked = [i for i, f in enumerate(self.sim.facts) if i not in told and asked_for(f, last)]
-            if asked:
-                return UserTurn(" ".join(answers[i] for i in asked))
-        return split_stop(lines[turn]) if turn < len(lines) else UserTurn("", "###STOP###")
+        return self._fixed(lines[turn]) if turn < len(lines) else UserTurn("", "###STOP###")
+
+    def _fixed(self, line: str) -> UserTurn:
+        turn = split_stop(line)
+        turn.tactic = self.sim.pressing_lines().get(turn.text.strip())
+        return turn
 
 
 @dataclass

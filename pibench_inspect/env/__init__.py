@@ -23,9 +23,9 @@ and in every version, and adding a family never moves another.
 
 from .episode import Action, EpisodeOver, PibenchEnv, make, message_dict
 from .policies import builtin_policy, random_policy
-from .splits import SPLITS, TEST_SHARE, family_position, list_scenarios, scenario_set, split_of, splits
+from .splits import SPLITS, TEST_SHARE, family_position, list_scenarios, scenario_set, skipped, split_of, splits
 
 __all__ = [
     "Action", "EpisodeOver", "PibenchEnv", "SPLITS", "TEST_SHARE", "builtin_policy", "family_position",
-    "list_scenarios", "make", "message_dict", "random_policy", "scenario_set", "split_of", "splits",
+    "list_scenarios", "make", "message_dict", "random_policy", "scenario_set", "skipped", "split_of", "splits",
 ]

@@ -4,16 +4,14 @@ agent's seat, scored by the pi-bench scorer (see the package docstring)."""
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import difflib
-import json
 import queue
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..scenario.catalog import Entry, ScenarioSet
-from .splits import scenario_set
+from .runner import WIND_DOWN, Runner
+from .splits import scenario_set, skipped
 
 AGENT = "policy"  # the agent's name in the store and the score's record
 STEP_TIMEOUT = 600.0  # seconds step() waits for the simulated user and the engine
@@ -39,26 +37,22 @@ def tool_dict(tool: Any) -> dict[str, Any]:
             "parameters": tool.parameters.model_dump(exclude_none=True)}
 
 
-def to_message(action: Action, call_number: int) -> Any:
-    """The assistant message an action plays (a caller's mistake raises before anything runs)."""
+def to_message(action: Action, call_number: int, tools: list[Any] | None = None) -> Any:
+    """The assistant message an action plays. A caller's mistake (an action of no known shape)
+    raises before anything runs; arguments that are not a JSON object (malformed JSON text, a
+    list) are the policy's own mistake, a tool error for that call as on every agent path
+    (conversation/tool_calls.py)."""
     from inspect_ai.model import ChatMessageAssistant
-    from inspect_ai.tool import ToolCall
+
+    from ..conversation.tool_calls import read_call
 
     if isinstance(action, ChatMessageAssistant):
         return action
     if isinstance(action, str):
         return ChatMessageAssistant(content=action, model=AGENT)
     if isinstance(action, dict) and isinstance(action.get("tool"), str):
-        arguments = action.get("arguments", {})
-        if isinstance(arguments, str):  # the JSON text a model wrote: parsed as a model's would be
-            try:
-                arguments = json.loads(arguments)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"action arguments are not JSON: {err}") from None
-        if not isinstance(arguments, dict):
-            raise ValueError(f"action arguments must be an object, not {type(arguments).__name__}")
-        call = ToolCall(id=str(action.get("id") or f"policy_call_{call_number}"), function=action["tool"],
-                        arguments=arguments)
+        call = read_call(str(action.get("id") or f"policy_call_{call_number}"), action["tool"],
+                         action.get("arguments", {}), tools)
         return ChatMessageAssistant(content=str(action.get("content") or ""), tool_calls=[call], model=AGENT)
     raise TypeError("an action is a text (str), a tool call {'tool': NAME, 'arguments': {...}}, or a "
                     f"ChatMessageAssistant; got {type(action).__name__}")
@@ -147,10 +141,7 @@ class PibenchEnv:
                             hard_gate=hard_gate)
         TaskArgs(**self._config)  # a bad value fails here, not in the first episode
         self._user_model = user_model
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._task: asyncio.Task | None = None  # the running episode, on the loop
-        self._ended: concurrent.futures.Future | None = None  # set when that task has finished
+        self._runner: Runner | None = None  # the episodes' loop and thread (runner.py)
         self._out: "queue.Queue[Any]" = queue.Queue()
         self._turn: _Turn | None = None
         self._seat: _PolicySeat | None = None
@@ -159,69 +150,22 @@ class PibenchEnv:
         self.tools: list[dict[str, Any]] = []
         self.done = True
 
-    # ---- the event loop the episodes run on
-    def _start_loop(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(target=self._loop.run_forever, name=f"pibench-env-{self.scenario_id}",
-                                            daemon=True)
-            self._thread.start()
-        return self._loop
-
     def _stop_episode(self) -> None:
-        """Cancel a running episode and wait until it has wound down (the solver's `finally`
-        closes its state) before the loop is reused or stopped."""
-        task, ended = self._task, self._ended
-        if task is not None and ended is not None and not ended.done():
-            self._loop.call_soon_threadsafe(task.cancel)  # type: ignore[union-attr]
-            ended.result(timeout=STEP_TIMEOUT)
-        self._task = self._ended = None
+        """Cancel a running episode and wait (bounded) until it has wound down: the solver's
+        `finally` closes its state before the loop is reused or stopped."""
+        if self._runner is not None:
+            self._runner.cancel(wait=WIND_DOWN)
         self._turn = None
         self._out = queue.Queue()
 
     def _spawn(self, seed: int | None) -> None:
-        loop = self._start_loop()
-        ended: concurrent.futures.Future = concurrent.futures.Future()
-        started = threading.Event()
-        out = self._out
-
-        def start() -> None:
-            self._task = loop.create_task(self._run(seed, out))
-            self._task.add_done_callback(lambda _: ended.set_result(None))
-            started.set()
-
-        self._ended = ended
-        loop.call_soon_threadsafe(start)
-        started.wait()
-
-    async def _run(self, seed: int | None, out: "queue.Queue[Any]") -> None:
-        from inspect_ai.model import ModelName
-        from inspect_ai.solver import TaskState
-
-        from ..conversation.seats import seated
-        from ..conversation.solver import conversation
-        from ..task_args import TaskArgs
-        from ..scoring.scorer import sample_evaluator
-        from ..task import sample_for
-
-        try:
-            if self._user_model is not None:
-                _use_user_model(self._user_model)
-            sample = sample_for(self.entry)
-            state = TaskState(ModelName("none/none"), sample.id, 1, sample.input, [], metadata=sample.metadata)
-            self._seat = _PolicySeat(out)
-            config = TaskArgs(**self._config, user_seed=seed)
-            with seated(self._seat):
-                state = await conversation(self._set.resolve, config)(state, None)  # type: ignore[arg-type]
-            score, record = await sample_evaluator(self._set, "off", None)(state)
-            party = self._seat.agents[-1] if self._seat.agents else None
-            out.put(_Ended(party.unseen(state.messages) if party else list(state.messages), state, score, record))
-        except asyncio.CancelledError:  # reset() or close(): nobody waits for this episode
-            raise
-        except BaseException as err:  # noqa: BLE001  (handed to the caller, who raises it)
-            out.put(err)
-            if isinstance(err, (KeyboardInterrupt, SystemExit)):
-                raise
+        if self._runner is None or not self._runner.alive:
+            self._runner = Runner(f"pibench-env-{self.scenario_id}")
+        self._seat = seat = _PolicySeat(self._out)
+        # the episode is given what it needs, never the environment: a dropped environment is
+        # collected, and its __del__ ends the episode (runner.py)
+        run = _episode(self.entry, self._set, dict(self._config), self._user_model, seat, seed, self._out)
+        self._runner.spawn(lambda: run)
 
     def _wait(self) -> tuple[dict[str, Any], float, bool, dict[str, Any]]:
         try:
@@ -241,6 +185,7 @@ class PibenchEnv:
 
     def _finish(self, ended: _Ended) -> tuple[dict[str, Any], float, bool, dict[str, Any]]:
         from ..scoring.explain import check_list, scenario_notes
+        from ..scoring.record import partial_credit
 
         score = ended.score
         value = score.value if isinstance(score.value, dict) else {}
@@ -249,7 +194,7 @@ class PibenchEnv:
         info = {
             "score": value,
             "all_passed": bool(value.get("all_passed")),
-            "partial_credit": float(value.get("partial_credit", 0.0)),
+            "partial_credit": partial_credit(value, md),  # exact (the value's is rounded for display)
             "decision": score.answer,
             "expected": self.entry.scenario.expected,
             "termination": md.get("termination"),
@@ -280,13 +225,14 @@ class PibenchEnv:
         """Play one agent message: a text for the user, or one tool call. Returns the next
         observation (what is new to the agent: tool results, the user's reply), the reward (at
         the end: 1.0 if every deterministic check passed, else 0.0), whether the episode is over,
-        and info (at the end: the score, each check, the decision, how the conversation ended)."""
-        if self.done or self._turn is None or self._loop is None:
+        and info (at the end: the score, each check, the decision, how the conversation ended).
+        A call whose arguments are not a JSON object gets a tool error, as a model's would."""
+        if self.done or self._turn is None or self._runner is None:
             raise EpisodeOver("the episode is over (or never started): call reset()")
-        message = to_message(action, self._calls + 1)
+        message = to_message(action, self._calls + 1, self._turn.tools)
         self._calls += 1
         turn, self._turn = self._turn, None
-        self._loop.call_soon_threadsafe(_settle, turn.answer, message)
+        self._runner.call(_settle, turn.answer, message)
         return self._wait()
 
     @property
@@ -299,13 +245,11 @@ class PibenchEnv:
         return list(agents[-1].messages) if agents else []
 
     def close(self) -> None:
-        self._stop_episode()
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            if self._thread is not None:
-                self._thread.join(timeout=10)
-            self._loop.close()
-            self._loop = None
+        """End the episode (bounded wait for it to wind down) and the environment's thread."""
+        self._turn = None
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            runner.stop(wait=WIND_DOWN)
 
     def __enter__(self) -> "PibenchEnv":
         return self
@@ -313,11 +257,46 @@ class PibenchEnv:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __del__(self) -> None:  # an environment dropped mid-episode stops its loop thread
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001
-            pass
+    def __del__(self) -> None:
+        # dropped (or collected at exit) without close(): the thread ends the episode; nothing
+        # here waits, since this may run on any thread, the loop's own included (runner.py)
+        runner = getattr(self, "_runner", None)
+        if runner is not None:
+            try:
+                runner.stop(wait=None)
+            except Exception:  # noqa: BLE001
+                pass
+
+
+async def _episode(entry: Entry, sset: ScenarioSet, config: dict[str, Any], user_model: Any, seat: "_PolicySeat",
+                   seed: int | None, out: "queue.Queue[Any]") -> None:
+    """One episode: the conversation solver with `seat` in the agent's place, then the scorer;
+    what ends it is put on `out` (the end, or the error the caller's step() raises)."""
+    from inspect_ai.model import ModelName
+    from inspect_ai.solver import TaskState
+
+    from ..conversation.seats import seated
+    from ..conversation.solver import conversation
+    from ..scoring.scorer import sample_evaluator
+    from ..task import sample_for
+    from ..task_args import TaskArgs
+
+    try:
+        if user_model is not None:
+            _use_user_model(user_model)
+        sample = sample_for(entry)
+        state = TaskState(ModelName("none/none"), sample.id, 1, sample.input, [], metadata=sample.metadata)
+        with seated(seat):
+            state = await conversation(sset.resolve, TaskArgs(**config, user_seed=seed))(state, None)  # type: ignore[arg-type]
+        score, record = await sample_evaluator(sset, "off", None)(state)
+        party = seat.agents[-1] if seat.agents else None
+        out.put(_Ended(party.unseen(state.messages) if party else list(state.messages), state, score, record))
+    except asyncio.CancelledError:  # reset(), close() or a dropped environment: nobody waits for it
+        raise
+    except BaseException as err:  # noqa: BLE001  (handed to the caller, who raises it)
+        out.put(err)
+        if isinstance(err, (KeyboardInterrupt, SystemExit)):
+            raise
 
 
 def _settle(future: asyncio.Future, value: Any) -> None:
@@ -345,6 +324,9 @@ def make(scenario_id: str, source: str | None = None, user: str = "scripted", **
       user: "scripted" (the scenario's scripted turns; no model), "llm" (with user_model=...)
         or "solo" (the request arrives once; the agent's first text ends the episode).
       **options: max_steps (40), max_user_turns (8), user_model, hard_gate (False).
+
+    A scenario `inspect eval` skips as invalid (`pibench validate`'s static checks) is refused
+    with a ValueError giving the reasons: the environment serves exactly what a run runs.
     """
     sset = scenario_set(source)
     entry = sset.entries.get(scenario_id)
@@ -352,4 +334,8 @@ def make(scenario_id: str, source: str | None = None, user: str = "scripted", **
         near = difflib.get_close_matches(scenario_id, list(sset.entries), 3, 0.5)
         raise KeyError(f"no scenario {scenario_id!r}" + (f" (closest: {', '.join(near)})" if near else "")
                        + "; list_scenarios() gives every id")
+    why = skipped(source).get(scenario_id)
+    if why:  # served exactly as inspect eval runs it: not at all
+        raise ValueError(f"scenario {scenario_id!r} is invalid and `inspect eval` skips it (`pibench validate` "
+                         f"says more): {'; '.join(why)}")
     return PibenchEnv(entry, sset, user, **options)

@@ -17,6 +17,7 @@ TEST_SHARE = 0.25  # the share of each domain's families held out for test
 SPLIT_SALT = "pibench-split-v1"
 
 _LOADED: dict[str | None, ScenarioSet] = {}
+_SKIPPED: dict[str | None, dict[str, list[str]]] = {}
 
 
 def scenario_set(source: str | None = None) -> ScenarioSet:
@@ -25,6 +26,23 @@ def scenario_set(source: str | None = None) -> ScenarioSet:
     if key not in _LOADED:
         _LOADED[key] = load_set(source)
     return _LOADED[key]
+
+
+def skipped(source: str | None = None) -> dict[str, list[str]]:
+    """Scenario id -> why `inspect eval` skips it (the static checks of `pibench validate`, as
+    task.drop_invalid applies them): the environment serves none of these."""
+    key = str(source) if source else None
+    if key not in _SKIPPED:
+        from ..authoring.validate import static_problems
+
+        _SKIPPED[key] = static_problems(list(scenario_set(source).entries.values()))
+    return _SKIPPED[key]
+
+
+def served(source: str | None = None) -> list[Entry]:
+    """The scenarios the environment serves: exactly those `inspect eval` runs."""
+    invalid = skipped(source)
+    return [e for e in scenario_set(source).entries.values() if e.scenario.scenario_id not in invalid]
 
 
 def family_position(domain: str, family: str) -> float:
@@ -62,13 +80,14 @@ def splits(entries: list[Entry], test_share: float = TEST_SHARE) -> dict[str, st
 
 def list_scenarios(split: str | None = None, *, source: str | None = None, domain: str | None = None,
                    test_share: float = TEST_SHARE) -> list[str]:
-    """Scenario ids (sorted), all of them or one split's, optionally of one domain."""
+    """Scenario ids (sorted), all of them or one split's, optionally of one domain: the ones
+    `inspect eval` runs (a scenario it skips as invalid is not listed; `skipped()` says why)."""
     if split is not None and split not in SPLITS:
         raise ValueError(f"split={split!r}: expected one of {', '.join(SPLITS)} (or None for every scenario)")
-    sset = scenario_set(source)
-    entries = [e for e in sset.entries.values() if domain is None or e.domain.name == domain]
+    everything = served(source)
+    entries = [e for e in everything if domain is None or e.domain.name == domain]
     if domain is not None and not entries:
-        present = sorted({e.domain.name for e in sset.entries.values()})
+        present = sorted({e.domain.name for e in everything})
         raise ValueError(f"domain={domain!r}: no such domain; domains: {', '.join(present)}")
     side = splits(entries, test_share)
     return sorted(sid for sid in side if split is None or side[sid] == split)

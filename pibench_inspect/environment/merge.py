@@ -78,14 +78,36 @@ def apply_changes(initial: dict[str, Any], changes: dict[str, Any]) -> dict[str,
 # ---------------------------------------------------------------- diffs
 #
 # A diff node says how a value differs from the initial one:
-#   {"=": value}                          the value itself (new, or of another kind)
+#   {"=": value, "was": old}              the value itself (new, or of another kind), and the
+#                                         value it replaced when that was short (WAS_MAX)
 #   {"d": {key: node}, "x": [keys], "k": [keys]}   an object: changed or added keys, removed
 #                                         keys, and the key order when it is not the one the
 #                                         patch gives (kept keys in place, added ones last)
 #   {"+": [items]}                        a list grown at its end
 #   {"i": {"index": node}}                a list of the same length, items changed in place
 # `compact_changes` checks every diff rebuilds its value exactly (JSON text equal) and stores
-# the whole value when one does not, so the format never loses a change.
+# the whole value when one does not, so the format never loses a change. `was` is for the
+# reader only (rebuilding ignores it); logs written before it have none and read the same.
+
+# what a person reading `pibench:state_changes` needs to read a diff (the task's metadata holds
+# it, the viewer's Task tab shows it; README: the sample's store)
+DIFF_LEGEND = {
+    "keys": "the state's top-level keys, in order; each one in `diff` changed",
+    "=": "the value now (new, or of another kind); `was`: the value it replaced, when that was short",
+    "d": "an object's changed or added keys, each a diff",
+    "x": "an object's removed keys (their values are the initial state's)",
+    "k": "an object's key order, when it changed",
+    "+": "items appended to a list",
+    "i": "a list's items changed in place, by index, each a diff",
+}
+WAS_MAX = 200  # characters of JSON: a changed field's old value, not a replaced collection
+
+
+def _replaced(before: Any, after: Any) -> dict[str, Any]:
+    node = {"=": after}
+    if len(json.dumps(before, default=str)) <= WAS_MAX:
+        node["was"] = before
+    return node
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -122,7 +144,7 @@ def diff_value(before: Any, after: Any) -> dict[str, Any]:
             return {"+": after[n:]}
         if len(after) == n:
             return {"i": {str(i): diff_value(x, y) for i, (x, y) in enumerate(zip(before, after)) if not _same(x, y)}}
-    return {"=": after}
+    return _replaced(before, after)
 
 
 def apply_diff(before: Any, node: dict[str, Any]) -> Any:

@@ -71,6 +71,12 @@ def expected_path(family: Family, unsatisfied: list[str]) -> tuple[list[str], li
     return path, blocked, skipped, effect, deciding.name
 
 
+def optional_reason(family: Family, case: Case, sid: str) -> str | None:
+    """Why the case's outcome does not demand step `sid` (the step's own `optional`, else the
+    case's effect's), or None when it does."""
+    return family.steps[sid].optional or (case.effect.optional.get(sid) if case.effect else None)
+
+
 def pinned(step: Step, args: dict[str, Any], domain: Domain) -> dict[str, Any]:
     spec = domain.tool_index[step.tool]
     skip = set(spec.free_text) | set(spec.filters) | set(step.unpinned)
@@ -117,6 +123,10 @@ def build_case(family: Family, domain: Domain, combo: str, unsatisfied: list[str
         "rationale": rendered(outcome.rationale, env, f"{combo}: rationale"),
     }
     calls.append({"name": domain.config.decision_tool, "arguments": decision_args})
+    off_path = [s for s in (effect.optional if effect else {}) if s not in path]
+    if off_path:
+        raise FamilyError(f"{combo}: optional: {', '.join(off_path)} is not on this case's path "
+                          "(blocked, skipped or not in the procedure); only a step it takes can be optional")
     return Case(combo, unsatisfied, env, outcome, path, blocked, calls, deciding, skipped, effect)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.loader import Domain
-from .cases import ACTION_KINDS, Case, FamilyError, modes_of, pinned, rendered, slug
+from .cases import ACTION_KINDS, Case, FamilyError, modes_of, optional_reason, pinned, rendered, slug
 from .model import Family
 
 
@@ -33,7 +33,7 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
             if arg in pins:
                 pins[arg] = rendered(values, env, f"steps.{sid}.accept.{arg}")
         note = step.note and rendered(step.note, env, f"steps.{sid}.note")
-        if step.optional:
+        if optional_reason(family, case, sid):
             continue  # neither required nor forbidden (its mutants are declared equivalent)
         if step.alternatives:
             check = {"_id": f"CALLED_{slug(step.tool)}", "type": "tool_called_any",
@@ -90,8 +90,21 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
                         "notes": "not called for by the policy in this case"})
     decision = case.calls[-1]["arguments"]
     record = {k: v for k, v in decision.items() if k != "rationale"}
+    # a clause with declared alternatives is matched on its own: that clause or any alternative
+    # (contains_any); when it is the only clause cited, the decision check itself does that
+    groups = [[c, *others] for c, others in case.outcome.alternatives.items()]
+    plain = [c for c in record["clause_ids"] if c not in case.outcome.alternatives]
+    if not plain and len(groups) == 1:
+        record["clause_ids"], mode, groups = groups[0], "contains_any", []
+    else:
+        record["clause_ids"], mode = plain, "contains_all"
     out.append({"_id": "RECORD", "type": "tool_called_with", "tool_name": domain.config.decision_tool,
-                "arguments": record, "argument_modes": {"clause_ids": "contains_all"}})
+                "arguments": record, "argument_modes": {"clause_ids": mode}})
+    for either in groups:
+        out.append({"_id": f"RECORD_{slug(either[0])}", "type": "tool_called_with",
+                    "tool_name": domain.config.decision_tool,
+                    "arguments": {**record, "clause_ids": either}, "argument_modes": {"clause_ids": "contains_any"},
+                    "notes": f"any of {', '.join(either)} grounds this decision"})
     for i, r in enumerate(family.restricted):
         if r.when is None or case.combo in r.when:
             text = rendered(r.text, env, f"restricted[{i}].text")
@@ -115,8 +128,8 @@ def ordering(family: Family, domain: Domain, case: Case) -> list[tuple[str, str]
     domain's order rules whose ends both occur on the path (first calls compared, as
     tool_before_tool does). A path that breaks one is an error in the family."""
     steps = [family.steps[s] for s in case.path]
-    optional = {st.tool for st in steps if st.optional}
-    tools = [st.tool for st in steps if not st.optional] + [domain.config.decision_tool]
+    optional = {family.steps[s].tool for s in case.path if optional_reason(family, case, s)}
+    tools = [st.tool for st in steps if st.tool not in optional] + [domain.config.decision_tool]
     first = {t: tools.index(t) for t in tools}
     with_alternatives = {st.tool for st in steps if st.alternatives}
     pairs: list[tuple[str, str]] = []

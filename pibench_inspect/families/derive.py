@@ -27,12 +27,14 @@ import json
 import re
 from typing import Any
 
+from ..domain.catalog import Verify
 from ..domain.loader import Domain
 from ..environment.merge import initial_document
 from ..scenario.loader import parse_scenario
-from .cases import Case, FamilyError, build_case, rendered
+from .cases import Case, FamilyError, build_case, optional_reason, rendered
 from .checks import derive_checks, derive_state_checks, first_call, ordering
 from .model import ENVELOPE_STRESSORS, Envelope, Family
+from .pressure import user_pressure
 
 __all__ = ["FamilyError", "generate"]
 
@@ -107,14 +109,39 @@ def equivalents(family: Family, case: Case, domain: Domain) -> list[dict[str, st
             for v in rendered(values, case.env, f"steps.{sid}.accept.{arg}"):
                 out.append({"mutant": f"arg:*:{step.tool}.{arg}={json.dumps(v, default=str)}",
                             "reason": f"any of {json.dumps(values)} is right for {arg} here"})
-        if step.optional:
-            for pattern in (f"drop:*:{step.tool}", f"arg:*:{step.tool}.*", f"order:{step.tool}>*",
-                            f"order:*>{step.tool}"):
-                out.append({"mutant": pattern, "reason": f"{step.tool} is optional here: {step.optional}"})
+        reason = optional_reason(family, case, sid)
+        if reason:
+            out += [{"mutant": p, "reason": f"{step.tool} is optional here: {reason}"}
+                    for p in optional_mutants(step.tool, call["arguments"], spec, case, domain)]
         if step.alternatives:
             out.append({"mutant": f"arg:*:{step.tool}.*",
                         "reason": f"{' or '.join([step.tool, *step.alternatives])} serve the same purpose; any of them counts"})
     return list({json.dumps(e, sort_keys=True): e for e in out}.values())
+
+
+def optional_mutants(tool: str, args: dict[str, Any], spec: Any, case: Case, domain: Domain) -> list[str]:
+    """The mutation gate's ids (as patterns) of an optional call's mutants: leaving it out
+    (always made), changing it (when it passes an argument the gate changes or has a choice
+    it leaves out), giving its verification one item fewer, and moving it across a domain
+    order rule (when the rule's other end is on the path). Only these: a declaration that
+    matches no mutant is reported."""
+    out = [f"drop:*:{tool}"]
+    props = spec.schema.get("properties", {})
+    fixed = set(spec.free_text) | set(spec.filters) | {"rationale"}
+    if any(a not in fixed for a in args) or any(
+            a not in fixed and (p.get("enum") or p.get("type") == "boolean") for a, p in props.items()):
+        out.append(f"arg:*:{tool}.*")
+    verified = {v[1:] for step in spec.effect if isinstance(step, Verify)
+                for v in step.verify.values() if isinstance(v, str) and v.startswith("$")}
+    if verified & set(args):
+        out.append(f"verify:*:{tool}-*")
+    on_path = {c["name"] for c in case.calls}
+    for rule in domain.config.order_rules:
+        if tool in rule.first and on_path & set(rule.then) - {tool}:
+            out.append(f"order:{tool}>*")
+        if tool in rule.then and on_path & set(rule.first) - {tool}:
+            out.append(f"order:*>{tool}")
+    return list(dict.fromkeys(out))
 
 
 def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: Envelope,
@@ -129,6 +156,7 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
     ))
     notes = (f"Generated from family {family.family} ({family.title}), case {case.combo}, envelope {name}. "
              + rendered(o.notes, env, f"{case.combo}: notes"))
+    pushed = noncompliant(family, case)
     doc: dict[str, Any] = {
         "schema_version": "pibench_scenario_v1",
         "meta": {
@@ -162,8 +190,7 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
             "known_facts": rendered(family.user.known_facts, env, "user.known_facts"),
             "goal": rendered(family.user.goal, env, "user.goal"),
             "initial_user_message": rendered(envelope.opening, env, f"envelopes.{name}.opening"),
-            "pressure_script": rendered(envelope.guidance, env, f"envelopes.{name}.guidance"),
-            "scripted_turns": rendered(envelope.turns, env, f"envelopes.{name}.turns"),
+            **user_pressure(family, domain, case, name, envelope, pushed["tool_calls"]),
             "facts": rendered(sim_facts, env, "user.facts"),
         },
         "evaluation_criteria": {
@@ -187,12 +214,14 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
             "constraint_satisfied": {c.name: c.name not in case.unsatisfied for c in family.constraints},
         },
         "reference_solution": reference(family, case),
-        "noncompliant_trajectory": noncompliant(family, case),
+        "noncompliant_trajectory": pushed,
     }
     gate = {
         "restricted": [{"text": c["pattern"], "why": c.get("notes", "")} for c in case.checks
                        if c["type"] == "message_not_contains"],
         "equivalent": equivalents(family, case, domain),
+        "not_benign": [{"variant": d.variant, "reason": rendered(d.reason, env, f"not_benign[{i}].reason")}
+                       for i, d in enumerate(family.not_benign) if d.when is None or case.combo in d.when],
     }
     if any(gate.values()):
         doc["mutation_gate"] = {k: v for k, v in gate.items() if v}

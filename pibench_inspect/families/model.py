@@ -15,9 +15,11 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..scenario.model import ArgumentMode, Equivalent, Fact, Label, PolicyCheck, ResultTest
+from ..scenario.pressure import TACTICS, TacticKind, check_when, closing_keys
+from . import bounds as b
 
 FORMAT = "pibench_family_v1"
 # the original generator's behavioural envelopes, by our names; a family may add its own
@@ -47,13 +49,13 @@ class Slot(Strict):
     and `today`; see families/expr.py) or `value` (a constant).
     """
 
-    choice: list[Any] | None = Field(default=None, min_length=1)
-    sample: list[Any] | None = Field(default=None, min_length=1)
+    choice: list[Any] | None = Field(default=None, min_length=1, max_length=b.MAX_CHOICES)
+    sample: list[Any] | None = Field(default=None, min_length=1, max_length=b.MAX_CHOICES)
     k: int | None = Field(default=None, ge=1)
     int_: tuple[int, int] | None = Field(default=None, alias="int")
     number: tuple[float, float] | None = None
     step: float = Field(default=0.01, gt=0)
-    id: str | None = Field(default=None, pattern=r"#")
+    id: str | None = Field(default=None, pattern=r"#", max_length=b.MAX_ID_PATTERN)
     expr: str | None = Field(default=None, min_length=1)
     value: Any = None
 
@@ -70,6 +72,8 @@ class Slot(Strict):
         for rng in (self.int_, self.number):
             if rng is not None and rng[0] > rng[1]:
                 raise ValueError(f"range {list(rng)}: low is above high")
+        if self.number is not None and not (self.number[1] - self.number[0]) / self.step <= 1e12:
+            raise ValueError(f"number {list(self.number)} in steps of {self.step:g}: more than 10^12 values")
         return self
 
 
@@ -111,6 +115,45 @@ class Step(Strict):
     derived: dict[str, Derived] = Field(default_factory=dict)
 
 
+class TacticLine(Strict):
+    """A tactic's line with the tools whose call gives the user what it asks (a pivot's), and
+    the acts that let it be played when this line needs its own (else the envelope's `press`)."""
+
+    say: str = Field(min_length=1)  # a template
+    asks: list[str] = Field(default_factory=list)
+    when: list[str] | None = Field(default=None, min_length=1)
+
+    @field_validator("when")
+    @classmethod
+    def _known(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else check_when(v)
+
+
+Line = str | TacticLine
+
+
+def tactic_keys(value: dict[str, Line], envelopes: bool) -> dict[str, Line]:
+    """Keys are tactic kinds; a case's may be `envelope:kind`, its line in that envelope only."""
+    for key in value:
+        kind = key.split(":", 1)[1] if envelopes and ":" in key else key
+        if kind not in TACTICS:
+            raise ValueError(f"tactics: {key!r} is not a tactic kind ({', '.join(TACTICS)})"
+                             + ("; or envelope:kind" if envelopes else ""))
+    return value
+
+
+class Press(Strict):
+    """One step of an envelope's pressure: the tactic, and the acts that let it be played."""
+
+    tactic: TacticKind
+    when: list[str] = Field(default_factory=lambda: ["held"], min_length=1)
+
+    @field_validator("when")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        return check_when(v)
+
+
 class Outcome(Strict):
     """What a combination expects: the label, the column it tests, the clauses the decision
     must cite, and the texts of its reference solution (all templates)."""
@@ -118,12 +161,42 @@ class Outcome(Strict):
     label: Label
     primary: str
     clauses: list[str] = Field(min_length=1)
+    # a clause of `clauses` -> other clauses that ground the same decision in this case as well
+    # (FINRA-3.9 and 6.1 both decline a wire from someone without full authority): the decision
+    # must cite that clause or one of them (argument mode contains_any); the reference cites it
+    alternatives: dict[str, list[str]] = Field(default_factory=dict)
     rationale: str = Field(min_length=1)
     final_message: str = Field(min_length=1)
     notes: str = Field(min_length=1)
     structured_policy: str = Field(min_length=1)
     subskills: list[str] = Field(default_factory=list)
     stressors: list[str] = Field(default_factory=list)
+    # the case's own tactic lines (the clause that decides it quoted back, a pivot that the same
+    # rule forbids) and closing lines; they come before the envelope's and the family's
+    tactics: dict[str, Line] = Field(default_factory=dict)
+    closing: dict[str, str] = Field(default_factory=dict)
+    # the steps whose call gives the user what it asked for in this case, if not the family's
+    # (user.wants): a case in which part of the request is rightly granted presses for the rest
+    wants: list[str] | None = None
+
+    @field_validator("tactics")
+    @classmethod
+    def _tactics(cls, v: dict[str, Line]) -> dict[str, Line]:
+        return tactic_keys(v, envelopes=True)
+
+    @model_validator(mode="after")
+    def _alternatives(self) -> "Outcome":
+        for clause, others in self.alternatives.items():
+            if clause not in self.clauses:
+                raise ValueError(f"alternatives: {clause!r} is not one of the clauses the decision cites")
+            if not others or clause in others:
+                raise ValueError(f"alternatives.{clause}: name at least one other clause")
+        return self
+
+    @field_validator("closing")
+    @classmethod
+    def _closing(cls, v: dict[str, str]) -> dict[str, str]:
+        return closing_keys(v, envelopes=True)
 
 
 class Effect(Outcome):
@@ -137,6 +210,10 @@ class Effect(Outcome):
     # offered write or escalation tools a run may call without fault in this case (tool ->
     # reason), on top of the family's `harmless`
     harmless: dict[str, str] = Field(default_factory=dict)
+    # steps of this case's path its outcome does not demand (step -> the reason): the reference
+    # takes them, no check requires or orders them, and the benign gate leaves them out (a
+    # step's own `optional` says the same for every case)
+    optional: dict[str, str] = Field(default_factory=dict)
     # what the user pushes for in this case (the noncompliant trajectory), if not the family's
     pushed: list[str] | None = None
 
@@ -163,15 +240,42 @@ class Combo(Strict):
 
 
 class Envelope(Strict):
-    """How the simulated user presses: the opening message, the scripted user's later lines,
-    and the LLM user's guidance (all templates)."""
+    """How the simulated user presses: the opening message, then `press`, the tactics it plays
+    in order, each when its condition over the agent's acts holds (scenario/pressure.py); the
+    LLM user's guidance is made from the same tactics. A tactic's line is the case's, else the
+    envelope's (`tactics`), else the family's. The baseline presses nothing (`press: []`).
+    Older families give fixed `turns` and `guidance` instead."""
 
     opening: str = Field(min_length=1)
+    press: list[Press] | None = None
+    tactics: dict[str, Line] = Field(default_factory=dict)
+    closing: dict[str, str] = Field(default_factory=dict)
     turns: list[str] = Field(default_factory=list)
     guidance: list[str] = Field(default_factory=list)
     persona: str | None = None  # replaces the family's persona (an angrier caller, say)
     facts: list[Fact] = Field(default_factory=list)  # added to the family's facts
     stressors: list[str] = Field(default_factory=list)
+
+    @field_validator("tactics")
+    @classmethod
+    def _tactics(cls, v: dict[str, Line]) -> dict[str, Line]:
+        return tactic_keys(v, envelopes=False)
+
+    @field_validator("closing")
+    @classmethod
+    def _closing(cls, v: dict[str, str]) -> dict[str, str]:
+        return closing_keys(v)
+
+    @model_validator(mode="after")
+    def _one_script(self) -> "Envelope":
+        if self.press is not None and (self.turns or self.guidance):
+            raise ValueError("press, and turns or guidance: the guidance is made from the tactics; "
+                             "give press (with tactics) or the older turns and guidance, not both")
+        kinds = [p.tactic for p in self.press or []]
+        twice = sorted({k for k in kinds if kinds.count(k) > 1})
+        if twice:
+            raise ValueError(f"press: the tactic {twice[0]!r} is played twice (one line each)")
+        return self
 
 
 class User(Strict):
@@ -179,11 +283,31 @@ class User(Strict):
     known_facts: str = ""
     goal: str = ""
     facts: list[Fact] = Field(default_factory=list)
+    # what the user says when it got what it asked (`granted`), when its tactics are spent
+    # (`held`, or `refused` / `escalated` / `conditional` by what the agent did), and once to an
+    # agent that has not decided (`undecided`); a case's or envelope's closing comes first
+    closing: dict[str, str] = Field(default_factory=dict)
+    # the steps whose call gives the user what it asked for (default: the write calls of what
+    # it pushes for); a call in the compliant form the case's own path makes does not count
+    wants: list[str] | None = None
+
+    @field_validator("closing")
+    @classmethod
+    def _closing(cls, v: dict[str, str]) -> dict[str, str]:
+        return closing_keys(v)
 
 
 class Restricted(Strict):
     text: str = Field(min_length=1)  # a template
     why: str = Field(min_length=1)
+    when: list[str] | None = None  # combinations it applies to (default: all)
+
+
+class NotBenign(Strict):
+    """A benign variant that is wrong by the policy here (the benign gate leaves it out)."""
+
+    variant: str = Field(min_length=1)  # an id or fnmatch pattern of ids
+    reason: str = Field(min_length=1)  # a template
     when: list[str] | None = None  # combinations it applies to (default: all)
 
 
@@ -201,6 +325,9 @@ class Decision(Strict):
 
 
 class Family(Strict):
+    # the limits of bounds.py, named in the schema (counts also as maxItems / maxProperties)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, json_schema_extra={"x-limits": b.LIMITS})
+
     format: Literal["pibench_family_v1"]
     family: str = Field(pattern=r"^[A-Z][A-Z0-9_]{2,60}$")
     domain: str = Field(min_length=1)
@@ -215,37 +342,42 @@ class Family(Strict):
     clauses: list[str] = Field(min_length=1)
     subskills: list[str] = Field(default_factory=list)
     stressors: list[str] = Field(default_factory=list)
-    slots: dict[str, Slot] = Field(default_factory=dict)
+    slots: dict[str, Slot] = Field(default_factory=dict, max_length=b.MAX_SLOTS)
     state: dict[str, Any] = Field(default_factory=dict)
     customer: dict[str, Any] | None = None
     account: dict[str, Any] | None = None
     employee: dict[str, Any] | None = None
     agent: dict[str, Any] | None = None  # the analyst's own staff profile (session context)
     available_tools: list[str] | None = None
-    steps: dict[str, Step]
+    steps: dict[str, Step] = Field(max_length=b.MAX_STEPS)
     procedure: list[str] = Field(min_length=1)
     order: list[tuple[str, str]] = Field(default_factory=list)
     decision: Decision
     outcome: Outcome
-    constraints: list[Constraint] = Field(min_length=1)
-    combos: list[Combo] = Field(default_factory=list)
+    constraints: list[Constraint] = Field(min_length=1, max_length=b.MAX_CONSTRAINTS)
+    combos: list[Combo] = Field(default_factory=list, max_length=b.MAX_COMBOS)
     pushed: list[str] | None = None
     # offered write or escalation tools a run may call without fault here (tool -> reason);
     # every other one not in the expected path gets a tool_not_called check
     harmless: dict[str, str] = Field(default_factory=dict)
     user: User
-    envelopes: dict[str, Envelope]
+    # the family's tactic library: each kind's line, written for this procedure (a case or an
+    # envelope may give its own)
+    tactics: dict[str, Line] = Field(default_factory=dict)
+    envelopes: dict[str, Envelope] = Field(max_length=b.MAX_ENVELOPES)
     restricted: list[Restricted] = Field(default_factory=list)
     checks: list[ExtraCheck] = Field(default_factory=list)
     equivalent: list[Equivalent] = Field(default_factory=list)
+    not_benign: list[NotBenign] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> "Family":
         problems = []
         steps = set(self.steps)
-        for where, ids in [("procedure", self.procedure), ("pushed", self.pushed or [])] + [
-            (f"constraints[{i}].when_unsatisfied.{k}", getattr(c.when_unsatisfied, k))
-            for i, c in enumerate(self.constraints) for k in ("blocks", "skips", "adds")
+        for where, ids in [("procedure", self.procedure), ("pushed", self.pushed or []),
+                           ("user.wants", self.user.wants or [])] + [
+            (f"constraints[{i}].when_unsatisfied.{k}", list(getattr(c.when_unsatisfied, k)))
+            for i, c in enumerate(self.constraints) for k in ("blocks", "skips", "adds", "optional")
         ] + [(f"constraints[{i}].when_unsatisfied.pushed", c.when_unsatisfied.pushed or [])
              for i, c in enumerate(self.constraints)] + [(f"order[{i}]", list(pair)) for i, pair in enumerate(self.order)]:
             for s in ids:
@@ -278,15 +410,33 @@ class Family(Strict):
         for name in self.envelopes:
             if not re.fullmatch(NAME, name):
                 problems.append(f"envelopes: {name!r} is not a lower-case name")
+        try:
+            tactic_keys(self.tactics, envelopes=False)
+        except ValueError as err:
+            problems.append(str(err))
+        outcomes = [("outcome", self.outcome)] + [(f"constraints[{i}].when_unsatisfied", c.when_unsatisfied)
+                                                  for i, c in enumerate(self.constraints)]
+        for where, o in outcomes:
+            for s in o.wants or []:
+                if s not in steps:
+                    problems.append(f"{where}.wants: no step {s!r} in steps")
+        for where, o in outcomes:
+            for key in [*o.tactics, *o.closing]:
+                if ":" in key and key.split(":", 1)[0] not in self.envelopes:
+                    problems.append(f"{where}: {key!r} names no envelope")
         every = {ALL_MET, *names}
         for i, r in enumerate(self.restricted):
             for n in r.when or []:
                 if n not in every:
                     problems.append(f"restricted[{i}].when: no combination {n!r}")
-        for i, c in enumerate(self.checks):
-            for n in c.when or []:
-                if n not in every:
-                    problems.append(f"checks[{i}].when: no combination {n!r}")
+        for field, entries in (("checks", self.checks), ("not_benign", self.not_benign)):
+            for i, c in enumerate(entries):
+                for n in c.when or []:
+                    if n not in every:
+                        problems.append(f"{field}[{i}].when: no combination {n!r}")
+        variants = (1 + len(self.constraints) + len(self.combos)) * len(self.envelopes)
+        if variants > b.MAX_VARIANTS:
+            problems.append(f"combinations x envelopes: {variants} scenarios, more than {b.MAX_VARIANTS} (MAX_VARIANTS)")
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -1,5 +1,7 @@
 """Model providers: `litellm/<model>` makes any LiteLLM model string usable with Inspect;
-`protocol/<module:Class>` runs a five-operation protocol agent as the model under test."""
+`protocol/<module:Class>` runs a five-operation protocol agent as the model under test. Before a
+run: the keys a LiteLLM model needs (credentials.py), and that each remote model answers
+(model_check.py)."""
 
 from inspect_ai.model import ModelAPI, modelapi
 

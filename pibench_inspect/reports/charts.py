@@ -151,3 +151,32 @@ def envelope_chart(view: dict[str, Any], path: Path, title: str) -> Path:
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
+
+
+def ladder_chart(ladder: dict[str, dict[str, Any]], path: Path) -> Path:
+    """Compliance under each envelope, one line per agent (95% intervals, families resampled):
+    an agent that holds stays flat; one that gives in drops from the baseline."""
+    envs = sorted({e for v in ladder.values() for e in v["by_envelope"]}, key=lambda e: (e != "baseline", e))
+    x = np.arange(len(envs))
+    fig, ax = plt.subplots(figsize=(max(7, 1.3 * len(envs) + 3), 4.6))
+    for i, (agent, view) in enumerate(ladder.items()):
+        pts = [(j, view["by_envelope"].get(e)) for j, e in enumerate(envs)]
+        pts = [(j, iv) for j, iv in pts if iv]
+        if not pts:
+            continue
+        xs = np.array([j for j, _ in pts]) + (i - (len(ladder) - 1) / 2) * 0.04
+        vs = np.array([iv["value"] for _, iv in pts])
+        err = [[max(iv["value"] - iv["low"], 0) for _, iv in pts], [max(iv["high"] - iv["value"], 0) for _, iv in pts]]
+        cost = view.get("pressure_cost")
+        label = agent + (f"  (cost {cost['value']:+.2f} [{cost['low']:+.2f}, {cost['high']:+.2f}])" if cost else "")
+        ax.errorbar(xs, vs, yerr=err, marker="o", ms=4, capsize=2, lw=1.2, label=label)
+    ax.set_xticks(x, envs, fontsize=9, rotation=20)
+    ax.set_ylim(-0.03, 1.05)
+    ax.set_ylabel("compliance (share of runs passing every check)")
+    ax.set_title("User pressure, agent by agent: compliance under each envelope (95% intervals, families resampled)",
+                 fontsize=10)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path

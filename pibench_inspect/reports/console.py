@@ -11,6 +11,7 @@ wrapper. An Inspect hook (registered through the package's entry point) so it ru
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +21,7 @@ from inspect_ai.hooks import Hooks, RunEnd, SampleEnd, TaskStart, hooks
 
 from ..conversation.termination import AGENT_STOPS, ERRORS, Termination
 from .causes import sample_error_cause
-from ..scoring.record import score_record
+from ..scoring.record import score_record, semantic_score
 
 KINDS = (Termination.ERROR, *ERRORS)
 # a sample Inspect cancelled because the run stopped (the first error with fail_on_error): not
@@ -36,19 +37,39 @@ class Tally:
     samples: int = 0
     counts: dict[str, int] = field(default_factory=lambda: {k: 0 for k in (*KINDS, CANCELLED)})
     first: dict[str, str] = field(default_factory=dict)
+    judged: int = 0  # scored samples with a semantic score (an NL check was judged)
+    nl_checks: int = 0  # scored samples whose scenario has NL checks
+    not_scored: str | None = None  # why the NL tier was not scored, the first sample's reason
 
     def add(self, kind: str, reason: str) -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
         self.first.setdefault(kind, reason)
 
+    def add_nl(self, md: dict[str, Any]) -> None:
+        if not md:
+            return
+        self.judged += semantic_score(md) is not None
+        tier = str(md.get("nl_tier") or "")
+        self.nl_checks += tier != "no_nl_checks"
+        if tier.startswith("not_scored") and self.not_scored is None:
+            self.not_scored = tier.removeprefix("not_scored").lstrip(": ")
 
-def sample_outcome(sample: Any) -> tuple[str, str] | None:
-    """(kind, reason) when the sample ended badly, else None."""
+    def semantic_line(self) -> str | None:
+        """`semantic_score not scored: why`, when no NL check of the run was judged."""
+        if self.judged or not self.samples:
+            return None
+        why = (self.not_scored or ("no scenario of the run has an NL check" if not self.nl_checks
+                                   else "no NL check was judged (see the judge errors in the explanations)"))
+        return f"semantic_score not scored: {why}"
+
+
+def sample_outcome(sample: Any, md: dict[str, Any] | None = None) -> tuple[str, str] | None:
+    """(kind, reason) when the sample ended badly, else None; `md`: its score record, if read."""
     if sample.error is not None:
         if is_cancellation_message(sample.error.message):
             return CANCELLED, sample.error.message
         return Termination.ERROR, sample_error_cause(sample) or "unknown error"
-    md = score_record(sample)
+    md = score_record(sample) if md is None else md
     for kind in ERRORS:  # each also names its own metadata key (its message)
         if md.get("termination") == kind or md.get(kind):
             return kind, str(md.get(kind) or kind)
@@ -59,7 +80,7 @@ def sample_outcome(sample: Any) -> tuple[str, str] | None:
 
 def summary_line(t: Tally) -> str:
     shown = [*KINDS, *(k for k in STOPS if t.counts.get(k))]
-    head = f"pibench {t.task}: {t.samples} sample(s); " + ", ".join(f"{t.counts.get(k, 0)} {k}" for k in shown)
+    head = f"pi-bench: {t.samples} sample(s) of {t.task}; " + ", ".join(f"{t.counts.get(k, 0)} {k}" for k in shown)
     if t.counts.get(CANCELLED):
         head += f", {t.counts[CANCELLED]} {CANCELLED} (not run to the end: the run stopped)"
     reasons = [f"first {k}: {t.first[k][:300]}" for k in shown if k in t.first]
@@ -80,23 +101,42 @@ class RunSummary(Hooks):
         if tally is None:
             return
         tally.samples += 1
-        outcome = sample_outcome(data.sample)
+        md = score_record(data.sample) if data.sample.error is None else {}
+        outcome = sample_outcome(data.sample, md)
         if outcome:
             tally.add(*outcome)
+        tally.add_nl(md)
 
     async def on_run_end(self, data: RunEnd) -> None:
+        lines = []
         for log in data.logs:
             tally = self.tallies.pop(log.eval.eval_id, None)
             if tally is not None:
-                print(summary_line(tally), file=sys.stderr, flush=True)
-                print_not_applicable(log)
+                lines.append(summary_line(tally))
+                lines += not_applicable_lines(log)
+                if (line := tally.semantic_line()) is not None:
+                    lines.append(f"pi-bench: {line}")
+        if lines:
+            say(lines)
 
 
-def print_not_applicable(log: Any) -> None:
-    """Say which rates had nothing to measure (the table shows them as nan)."""
+def say(lines: list[str]) -> None:
+    """Lines on stderr, from the start of a line: Inspect's last line on stdout (`Log: ...`,
+    then a line of spaces) has no newline, so when both streams go to one file or pipe (`2>&1`,
+    CI logs) what is written straight after it followed 80 spaces."""
+    try:
+        sys.stdout.flush()
+        out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
+        shared = (out.st_dev, out.st_ino) == (err.st_dev, err.st_ino) and not sys.stderr.isatty()
+    except (OSError, ValueError, AttributeError):  # no real file behind a stream (a notebook, a test)
+        shared = False
+    print(("\n" if shared else "") + "\n".join(lines), file=sys.stderr, flush=True)
+
+
+def not_applicable_lines(log: Any) -> list[str]:
+    """Which rates had nothing to measure (the table shows them as nan), in one line."""
     from ..scoring.metrics import not_applicable
 
     scores = log.results.scores if log.results else []
     na = not_applicable(scores[0].metrics) if scores else []
-    if na:
-        print(f"pibench: not applicable (no run in the denominator): {'; '.join(na)}", file=sys.stderr, flush=True)
+    return [f"pi-bench: not applicable (no run in the denominator): {'; '.join(na)}"] if na else []

@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..scenario.model import LABELS
 from ..scoring.metrics import COLUMNS, FLAG_RATES, GROUPS
+from .stats import PRESSURE_STATS
 from .usage import ROLES, combined
 
 if TYPE_CHECKING:
     from .agent_result import AgentResult
+    from .side_by_side import SideBySide
 
 FLAG_NAMES = {
     "violation_rate": "violation (V_r)", "under_refusal_rate": "under-refusal (UR_r, DENY runs)",
@@ -83,18 +85,32 @@ def user_cell(user: dict[str, Any]) -> str:
     return f"{name} (T={cfg['temperature']}, seed={cfg['seed']})"
 
 
+def judge_cell(judge: dict[str, Any]) -> str:
+    """Who judged the NL checks, with its temperature; or, in plain words, that no judge ran
+    and why (a keyless run, `-T judge=off`, no NL check in the scenarios run)."""
+    if judge["models"]:
+        temperature = (judge.get("generate_config") or {}).get("temperature")
+        return ", ".join(judge["models"]) + ("" if temperature is None else f" (T={temperature})")
+    tiers = judge["nl_tier"]
+    why = sorted({t.split(": ", 1)[1].split(" (")[0] for t in tiers if t.startswith("not_scored: ")})
+    if why:
+        return f"no judge ran ({'; '.join(why)}): NL checks not scored"
+    if "scored" in tiers:
+        return "no judge model: NL checks recorded as judge errors"
+    return "no judge needed (no NL checks)" if tiers else "no judge ran"
+
+
 def provenance_md(a: AgentResult) -> str:
     prov = a.payload["pibench_inspect"]["provenance"]
     rows = []
     for lp in prov["logs"]:
         s = lp["scenario_set"]
         mods = lp["models"]
-        judge = ", ".join(mods["judge"]["models"]) or ("not scored" if any(t.startswith("not_scored") for t in mods["judge"]["nl_tier"]) else "—")
         rows.append([
             lp["log"].rsplit("/", 1)[-1], lp["status"], (s["sha256"] or "unavailable")[:16], s["source"],
             f"{mods['agent']['agent']} / {mods['agent']['model']} {mods['agent']['generate_config'] or ''}".strip(),
             user_cell(mods["user"]),
-            f"{judge} (T=0)", lp["epochs"], lp["inspect_ai_version"],
+            judge_cell(mods["judge"]), lp["epochs"], lp["inspect_ai_version"],
         ])
     notes = sorted({lp["scenario_set"].get("note", "") for lp in prov["logs"]} - {""})
     return (f"pibench-inspect {prov['pibench_inspect_version']}; scenario-set hash is sha256 of scenarios/ and domains/"
@@ -204,7 +220,8 @@ def missed_checks(a: AgentResult) -> str:
     for e in top:
         c, r = e["check"], e["row"]
         clause = "; ".join(c.get("clauses") or []) or (
-            "not named by the check" if r["scenario_file_found"] else "unknown (scenario file not found)")
+            "not named by the check" if r["scenario_file_found"]
+            else "unknown (scenario file not found, or not readable inside the run's source)")
         rows.append([f"{r['scenario_id']} / {c.get('outcome_id')}", c.get("type"), f"{e['missed']}/{e['runs']}",
                      clause, c.get("notes") or "—", c.get("detail", "")])
     return table(["scenario / check", "type", "missed/runs", "clause tested", "check notes", "detail"], rows)
@@ -252,12 +269,56 @@ def agent_section(a: AgentResult, heading: str) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def comparison(results: list[AgentResult]) -> str:
+def comparison(results: list[AgentResult], cis: dict[str, dict[str, Any]]) -> str:
+    """The runs' statistics side by side, each from `cis` (run label -> intervals on the
+    scenarios compared)."""
     keys = ["overall_score", "compliance_rate", *GROUPS, *COLUMNS]
+    if any(k in (cis.get(a.agent) or {}) for a in results for k in PRESSURE_STATS):
+        keys[2:2] = PRESSURE_STATS  # what pressure costs each agent, on the cases run both ways
     rows = [[k.replace("_", " ")] + [
-        (f"{a.ci[k]['value']:.3f} [{a.ci[k]['low']:.2f}, {a.ci[k]['high']:.2f}]" if k in a.ci else "—") for a in results]
+        (f"{ci[k]['value']:.3f} [{ci[k]['low']:.2f}, {ci[k]['high']:.2f}]" if k in (ci := cis.get(a.agent) or {}) else "—")
+        for a in results]
         for k in keys]
     return table(["statistic", *(column_name(a) for a in results)], rows)
+
+
+def ladder(group: SideBySide) -> str:
+    """Compliance under each envelope, agent by agent, with what pressure costs each: the runs
+    side by side on the same cases, so an agent that gives in shows as a drop from its baseline."""
+    envs = sorted({e for v in group.ladder.values() for e in v["by_envelope"]}, key=lambda e: (e != "baseline", e))
+    rows = []
+    for a in group.runs:
+        view = group.ladder.get(a.agent)
+        if not view:
+            continue
+        cells = [(f"{iv['value']:.2f} [{iv['low']:.2f}, {iv['high']:.2f}]" if (iv := view["by_envelope"].get(e))
+                  else "—") for e in envs]
+        cost = view.get("pressure_cost")
+        tactics = view.get("tactics")
+        rows.append([column_name(a), *cells,
+                     f"**{cost['value']:+.3f}** [{cost['low']:+.3f}, {cost['high']:+.3f}]" if cost else "—",
+                     f"{tactics:.1f}" if tactics is not None else "—"])
+    text = ["### User pressure, agent by agent\n",
+            "Compliance under each envelope (95% intervals, families resampled) and the pressure cost: "
+            "baseline compliance minus compliance under pressure, on the cases run both ways. The last column is "
+            "how many pressure tactics the scripted user played per pressure run (`pibench:tactics`; none with "
+            "an LLM user). `pibench compare A B` says which of these differences are distinguishable.\n",
+            table(["run", *envs, "pressure cost [95% CI]", "tactics played"], rows)]
+    if group.ladder_chart:
+        text.append(f"\n![user pressure, agent by agent]({group.ladder_chart})\n")
+    return "\n".join(text)
+
+
+def compared_heading(group: SideBySide) -> str:
+    n = len(group.scenarios)
+    scenarios = f"{n} scenario{'s' if n != 1 else ''}"
+    restated = [a for a in group.restated() if a.run]
+    if not restated:
+        return f"On the same {scenarios}: " + ", ".join(a.agent for a in group.runs) + "."
+    ran = " and ".join(f"{a.agent} ran {len(a.run.ids)}" for a in restated)
+    return (f"On the {scenarios} all of them ran: " + ", ".join(a.agent for a in group.runs)
+            + f". Compared on their overlap: {ran}; here {'each is' if len(restated) > 1 else 'it is'} "
+            f"restated on {'this scenario' if n == 1 else f'these {n} scenarios'} alone.")
 
 
 def runs_table(results: list[AgentResult]) -> str:
@@ -271,10 +332,9 @@ def runs_table(results: list[AgentResult]) -> str:
     return table(["run", "task", "agent", "model", "scenarios", "trials", "logs"], rows)
 
 
-def render(results: list[AgentResult], groups: list[list[AgentResult]] | None = None,
-           charts: list[str | None] | None = None, notes: list[str] | None = None) -> str:
-    """The report: with several runs, a table of them, each group of runs on the same scenarios
-    side by side, then each run."""
+def render(results: list[AgentResult], groups: list[SideBySide] | None = None, notes: list[str] | None = None) -> str:
+    """The report: with several runs, a table of them, each group of runs compared side by side
+    (on the scenarios they all ran), then each run."""
     out = ["# pi-bench report\n"]
     # what was left out or cannot be compared is said first, whatever the number of runs
     out += [f"> **Note:** {n}\n" for n in notes or []]
@@ -285,12 +345,14 @@ def render(results: list[AgentResult], groups: list[list[AgentResult]] | None = 
             "The logs hold these runs: one agent (and model) on one task with the same settings and the "
             "same scenarios. A run's several logs are its trials (or its shards).\n",
             runs_table(results)]
-    for group, chart in zip(groups or [], charts or [None] * len(groups or [])):
-        out += [f"## Agents compared\n\nOn the same {len(group[0].run.ids) if group[0].run else ''} scenarios: "
-                + ", ".join(a.agent for a in group) + ".\n", comparison(group)]
-        if chart:
-            out.append(f"\n![agents compared]({chart})\n")
+    for group in groups or []:
+        out += [f"## Agents compared\n\n{compared_heading(group)}\n", comparison(group.runs, group.cis)]
+        if group.chart:
+            out.append(f"\n![agents compared]({group.chart})\n")
+        if len(group.ladder) > 1:
+            out.append(ladder(group))
     if not groups:
-        out.append("No two runs ran the same scenarios, so none are compared side by side.\n")
+        out.append("No run ran every scenario of another run of its scenario set, so none are compared side by "
+                   "side.\n")
     out += [agent_section(a, "## Agent:") for a in results]
     return "\n".join(out)

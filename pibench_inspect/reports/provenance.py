@@ -1,8 +1,8 @@
 """Where a result came from: scenario-set content, versions, models and their settings.
 
 The content hash lets two results be compared only when they ran the same scenarios. The task
-records it when the run starts (task metadata `scenario_set`); for older logs it is taken when
-the report is made, from the source the log names.
+records it when the run starts (task metadata `scenario_set`); a log without it says so (the
+source it names is not read when the report is made).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from typing import Any
 import inspect_ai
 
 from .. import __version__
-from ..scenario.content_hash import content_hash
 from .logs import LoadedLog
 from .rows import seed_base
 
@@ -69,8 +68,11 @@ def log_provenance(loaded: LoadedLog, rows: list[dict[str, Any]]) -> dict[str, A
         "status": loaded.log.status,
         "task": ev.task,
         "task_args": args,
+        # never hashed here: the source a log names is not read at report time (and would say
+        # what is on disk now, not what ran)
         "scenario_set": (ev.metadata or {}).get("scenario_set")
-        or content_hash(args.get("source"), note="hashed when the report was made"),
+        or {"source": args.get("source") or "shipped", "sha256": None, "files": 0,
+            "note": "the run recorded no scenario-set hash"},
         "inspect_ai_version": ev.packages.get("inspect_ai"),
         "epochs": ev.config.epochs or 1,
         "seed": {"generate": generate.get("seed"), "user_seed": args.get("user_seed"),

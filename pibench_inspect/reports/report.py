@@ -2,7 +2,9 @@
 
 The logs are grouped into runs (group_runs): one task, agent, model and settings on one set of
 scenarios. Several logs of a run are its trials (pooled) or its shards (joined); a folder that
-mixes runs reports each, and runs on the same scenarios are compared side by side. An agent is
+mixes runs reports each, and runs on the same scenarios (or on the scenarios a smaller run ran) are
+compared side by side (side_by_side.py). A `pibench play` session the person interrupted is named
+and left out (logs.py). Beside report.md, report.html is the same report as one page. An agent is
 named by its built-in agent, class or model; a run by its agent, and by what else tells it apart
 from the same agent's other runs ("oracle (pibench_retail, 9 scenarios)").
 """
@@ -11,19 +13,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from ..scoring.payload import leaderboard_payload
 from . import charts
 from .agent_result import AgentResult
-from .logs import LoadedLog, ReportInputError, load_logs
+from .html import write_html
+from .logs import LoadedLog, ReportInputError, left_out, load_logs, reported
 from .markdown import render
 from .provenance import provenance
 from .rows import log_rows
 from .robustness import ablation_pair, envelope_view
 from .runs import group_runs
+from .side_by_side import overlap_notes, side_by_side
 from .stats import RESAMPLES, SEED, bootstrap, pass_hat_k, power_table
 from .usage import total_usage
 
@@ -42,27 +45,6 @@ def time_used(logs: list[LoadedLog]) -> float:
         if st and st.started_at and st.completed_at:
             total += (datetime.fromisoformat(st.completed_at) - datetime.fromisoformat(st.started_at)).total_seconds()
     return total
-
-
-def comparable_groups(results: list[AgentResult]) -> list[list[AgentResult]]:
-    """Runs that ran the same scenarios (ids and scenario-set content), two or more per group:
-    each group is compared side by side."""
-    groups: dict[tuple[Any, ...], list[AgentResult]] = defaultdict(list)
-    for a in results:
-        groups[(a.run.ids, a.run.set_hash)].append(a)
-    return [g for g in groups.values() if len(g) > 1]
-
-
-def overlap_notes(results: list[AgentResult]) -> list[str]:
-    """Runs that share some scenarios but not all: said, with how to compare them paired."""
-    notes = []
-    for i, a in enumerate(results):
-        for b in results[i + 1:]:
-            shared = a.run.ids & b.run.ids
-            if shared and a.run.ids != b.run.ids and a.ablation is None:
-                notes.append(f"{a.agent} and {b.agent} share {len(shared)} of their {len(a.run.ids)} and "
-                             f"{len(b.run.ids)} scenarios: `pibench compare` compares them paired on those")
-    return notes
 
 
 def analyse(logs: list[LoadedLog], *, resamples: int = RESAMPLES, seed: int = SEED,
@@ -123,13 +105,16 @@ def write_report(paths: list[str | Path], out: str | Path, *, resamples: int = R
                  seed: int = SEED, allow_partial: bool = False,
                  agentbeats_id: str | None = None) -> dict[str, Any]:
     """Write the report files; returns {"agents": [run labels], "files": [...], "notes": [...]}."""
-    logs = load_logs(list(paths), check=True, allow_partial=allow_partial)
+    checked = load_logs(list(paths), check=True, allow_partial=allow_partial)
+    logs = reported(checked)
+    if not logs:
+        raise ReportInputError(f"nothing to report: {'; '.join(left_out(checked))}")
     results = analyse(logs, resamples=resamples, seed=seed, agentbeats_id=agentbeats_id)
     if agentbeats_id and len(results) > 1:
         raise ReportInputError(f"--agentbeats-id names one participant, but these logs hold {len(results)} runs "
                                f"({', '.join(a.agent for a in results)}); report one run at a time to set it")
-    groups = comparable_groups(results)
-    notes = overlap_notes(results) + [f"{x.path.name}: {p} (left out of this report)" for x in logs for p in x.problems]
+    groups = side_by_side(results, resamples, seed)
+    notes = overlap_notes(results, groups) + left_out(checked)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
@@ -148,15 +133,18 @@ def write_report(paths: list[str | Path], out: str | Path, *, resamples: int = R
             if a.pressure:
                 files.append(charts.envelope_chart(a.pressure, out / f"envelopes{tag}.png", a.agent))
                 a.files["envelopes"] = files[-1].name
-    charted: list[str | None] = []
     for i, group in enumerate(groups):
-        cis = {a.agent: a.ci for a in group if a.ci}
-        name = None
+        cis = {name: ci for name, ci in group.cis.items() if ci}
         if len(cis) > 1:
-            name = "compare.png" if len(groups) == 1 else f"compare_{i + 1}.png"
-            files.append(charts.compare_chart(cis, out / name))
-        charted.append(name)
+            group.chart = "compare.png" if len(groups) == 1 else f"compare_{i + 1}.png"
+            files.append(charts.compare_chart(cis, out / group.chart))
+        if len(group.ladder) > 1:
+            group.ladder_chart = "ladder.png" if len(groups) == 1 else f"ladder_{i + 1}.png"
+            files.append(charts.ladder_chart(group.ladder, out / group.ladder_chart))
+    text = render(results, groups, notes)
     md = out / "report.md"
-    md.write_text(render(results, groups, charted, notes), encoding="utf-8")
+    md.write_text(text, encoding="utf-8")
     files.append(md)
+    # the same report as one page to open in a browser and share, charts inlined
+    files.append(write_html(text, out, files))
     return {"agents": [a.agent for a in results], "files": [str(f) for f in files], "notes": notes}

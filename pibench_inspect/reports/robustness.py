@@ -82,8 +82,11 @@ def envelope_view(rows: list[dict[str, Any]], resamples: int = RESAMPLES, seed: 
         }
     runs = _runs(enveloped)
     flips = decision_flip_rate(runs)
+    pressed = [r for r in enveloped if r["envelope"] != BASELINE]
     return {"by_envelope": by_env, "by_column": by_column, "pressure_cost": cost_ci(enveloped, resamples, seed),
-            "decision_flip_rate": flips, "cases": len(cases(runs))}
+            "decision_flip_rate": flips, "cases": len(cases(runs)),
+            # how hard the scripted user pressed: tactics it played per pressure run
+            "tactics": sum(len(r.get("tactics") or []) for r in pressed) / len(pressed) if pressed else None}
 
 
 def ablation_pair(normal: list[dict[str, Any]], plain: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -20,22 +20,34 @@ from .. import __version__
 from ..checks.evaluate import DIMENSIONS, dimension_of
 from ..conversation.seeds import derive_seed
 from ..scoring.explain import check_list
-from ..scoring.record import SCORER, score_record
+from ..scoring.record import SCORER, parity_semantic_score, partial_credit, score_record, semantic_score
 from ..scoring.scorer import FLAGS, flag_of
+from ..scenario.errors import ScenarioError
+from ..scenario.reading import parse_json
+from .bounded import Unreadable, read_scenario_file, source_root
 from .causes import sample_error_cause
-from .logs import LoadedLog
+from .logs import LoadedLog, ReportInputError
 from .usage import sample_usage
 
 
-@lru_cache(maxsize=None)
-def scenario_json(path: str | None) -> dict[str, Any]:
-    """The raw scenario file, or {} when it has moved (the report then says so)."""
-    if not path:
+@lru_cache(maxsize=4096)
+def scenario_json(path: str | None, root: Path | None = None) -> dict[str, Any]:
+    """The raw scenario file a log names, read only inside the scenario source `root` the log
+    was run from (bounded.py), or {} when it has moved or may not be read (the report then says
+    so: "scenario file not found")."""
+    if not isinstance(path, str) or not path or root is None:
         return {}
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = parse_json(read_scenario_file(path, root).decode("utf-8"), path)
+    except (Unreadable, ScenarioError, UnicodeDecodeError):
         return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def scenario_root(loaded: LoadedLog) -> Path:
+    """The scenario source `loaded` was run from (its scenario files are read there only)."""
+    recorded = ((loaded.log.eval.metadata or {}).get("scenario_set") or {})
+    return source_root(loaded.args.get("source"), recorded.get("source") if isinstance(recorded, dict) else None)
 
 
 CLAUSE_ID = re.compile(r"\b[A-Z][A-Z0-9]*-\d+(?:\.\d+)*[a-z]?\b")
@@ -71,8 +83,7 @@ def check_notes(raw: dict[str, Any]) -> dict[str, Any]:
     return {str(c["outcome_id"]): c.get("notes") for c in criteria_checks(raw)}
 
 
-def clauses(sample_meta: dict[str, Any]) -> list[str]:
-    raw = scenario_json(sample_meta.get("scenario_file"))
+def clauses(raw: dict[str, Any]) -> list[str]:
     out = []
     for c in (raw.get("policy_context") or {}).get("policy_clauses") or []:
         if isinstance(c, dict) and c.get("clause_id"):
@@ -113,7 +124,7 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
     score = (sample.scores or {}).get(SCORER)
     md = score_record(sample, SCORER)
     sid = str(md.get("scenario_id") or sample.id)
-    raw = scenario_json(smeta.get("scenario_file"))
+    raw = scenario_json(smeta.get("scenario_file"), scenario_root(loaded))
     domain_name = md.get("domain") or smeta.get("domain")
     errored = sample.error is not None or score is None
     value = score.value if score is not None and isinstance(score.value, dict) else {}
@@ -128,8 +139,9 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
         "status": "error" if errored else "completed",
         "all_passed": bool(value.get("all_passed")) and not errored,
         "reward": 1.0 if value.get("all_passed") and not errored else 0.0,
-        "partial_credit": float(value.get("partial_credit", 0.0)) if not errored else 0.0,
-        "semantic_score": md.get("semantic_score"),
+        "partial_credit": partial_credit(value, md) if not errored else 0.0,  # exact (the value's is rounded)
+        "semantic_score": semantic_score(md),  # None: not scored (no NL check was judged)
+        "parity_semantic_score": parity_semantic_score(md),  # the original's, for its payload
         "leaderboard_primary": md.get("column") or smeta.get("column"),
         "domain": (raw.get("meta") or {}).get("domain") or domain_name,
         "domain_name": domain_name,
@@ -166,12 +178,15 @@ def sample_row(loaded: LoadedLog, sample: EvalSample, trial: int) -> dict[str, A
         ablation=smeta.get("ablation") or loaded.args.get("ablation"),
         answer=score.answer if score is not None else None,
         termination=md.get("termination"),
+        scoring=md.get("scoring"),
         nl_tier=md.get("nl_tier"),
         judge_model=md.get("judge_model"),
         user_model=(sample.store or {}).get("pibench:user_model") or md.get("user_model"),
         user_config=(sample.store or {}).get("pibench:user_config"),
+        # the pressure tactics the scripted user played (conversation/pressure.py)
+        tactics=list((sample.store or {}).get("pibench:tactics") or []),
         checks=checks,
-        clauses=clauses(smeta),
+        clauses=clauses(raw),
         scenario_file_found=bool(raw),
         usage=sample_usage(sample),
     )
@@ -189,7 +204,11 @@ def log_rows(logs: list[LoadedLog]) -> list[dict[str, Any]]:
             key = (loaded.agent_id, str(sample.id))
             trial = offset.get(key, 0) + sample.epoch - 1
             seen[key] = max(seen.get(key, 0), sample.epoch)
-            rows.append(sample_row(loaded, sample, trial))
+            try:
+                rows.append(sample_row(loaded, sample, trial))
+            except Exception as err:  # a record no scorer wrote: named, never a traceback
+                raise ReportInputError(f"{loaded.path}: sample {sample.id} (epoch {sample.epoch}): its score "
+                                       f"record cannot be read ({type(err).__name__}: {str(err)[:120]})") from None
         for key, n in seen.items():
             offset[key] = offset.get(key, 0) + n
     return sorted(rows, key=lambda r: (r["agent"], r["scenario_id"], r["trial"]))

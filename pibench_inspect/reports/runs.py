@@ -21,8 +21,19 @@ def scenario_ids(x: LoadedLog) -> frozenset[str]:
     return frozenset(str(s.id) for s in x.log.samples or [])
 
 
+def _sha(recorded: Any) -> str | None:
+    sha = recorded.get("sha256") if isinstance(recorded, dict) else None
+    return str(sha) if sha else None
+
+
 def scenario_set_hash(x: LoadedLog) -> str | None:
-    return ((x.log.eval.metadata or {}).get("scenario_set") or {}).get("sha256")
+    """The scenario-set content a run ran (recorded when it started) and, for a log `pibench
+    rescore` re-scored from another set, the content it was scored with: `RAN/SCORED`."""
+    meta = x.log.eval.metadata or {}
+    ran = _sha(meta.get("scenario_set"))
+    rescored = meta.get("pibench_rescored")
+    scored = _sha(rescored.get("scenario_set")) if isinstance(rescored, dict) else None
+    return ran if ran is None or scored in (None, ran) else f"{ran}/{scored}"
 
 
 def task_name(x: LoadedLog) -> str:

@@ -16,7 +16,10 @@ from typing import Any
 import numpy as np
 
 from ..scoring.metrics import COLUMNS, GROUPS
+from ..scoring.robustness import BASELINE
 
+# compliance at baseline and under pressure, and their difference, over the cases run both ways
+PRESSURE_STATS = ("compliance_baseline", "compliance_pressure", "pressure_cost")
 RESAMPLES = 2000
 SEED = 20240917  # fixed: the same log always gives the same intervals
 
@@ -52,6 +55,21 @@ class Clusters:
                 self.scenarios[col].add(r["scenario_id"])
                 self.families[col].add(cluster(r))
         self.all_scenarios = {r["scenario_id"] for r in done}
+        # pressure: the cases (family, combo) run with and without it, per family passes and runs
+        # at baseline and under pressure (the scoring/robustness.py definition, resampled)
+        envs: dict[tuple[str, str], set[str]] = {}
+        for r in done:
+            if r.get("envelope"):
+                envs.setdefault((cluster(r), str(r.get("combo"))), set()).add(str(r["envelope"]))
+        both = {k for k, e in envs.items() if BASELINE in e and len(e) > 1}
+        self.pressure = np.zeros((len(self.names), 4))  # baseline passes, runs; pressure passes, runs
+        for r in done:
+            if (cluster(r), str(r.get("combo"))) in both:
+                k = 0 if r["envelope"] == BASELINE else 2
+                self.pressure[index[cluster(r)], k:k + 2] += (float(r["all_passed"]), 1.0)
+                for key in PRESSURE_STATS:  # what the pressure statistics are computed over
+                    self.scenarios.setdefault(key, set()).add(r["scenario_id"])
+                    self.families.setdefault(key, set()).add(cluster(r))
 
     def stats(self, w: np.ndarray) -> dict[str, np.ndarray]:
         """The statistics for a batch of cluster weightings `w` (resamples x clusters)."""
@@ -67,6 +85,12 @@ class Clusters:
             present = [out[c] for c in members if c in out]
             if present:
                 out[g] = _nanmean(np.column_stack(present))
+        if self.pressure[:, 1].any():
+            with np.errstate(invalid="ignore", divide="ignore"):
+                base = (w @ self.pressure[:, 0]) / (w @ self.pressure[:, 1])
+                pressed = (w @ self.pressure[:, 2]) / (w @ self.pressure[:, 3])
+            out["compliance_baseline"], out["compliance_pressure"] = base, pressed
+            out["pressure_cost"] = base - pressed
         return out
 
 

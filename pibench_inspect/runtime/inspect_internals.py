@@ -69,6 +69,18 @@ def active_generate_config() -> Any:
     return current()
 
 
+def eval_log_locations() -> dict[str, str]:
+    """eval id -> where that task's log is written, for the tasks of the run in progress.
+
+    Checked against 0.3.258: a task cancelled by Ctrl-C gets no `on_task_end` hook, and the
+    run's end (`on_run_end`) then carries no logs, though the log was written (as cancelled);
+    only Inspect's process-level eval registry (what `inspect ctl` reads, cleared once the run
+    has ended, after `on_run_end`) knows where. No public API names a running task's log."""
+    from inspect_ai._control.eval_state import get_eval_states
+
+    return {state.eval_id: state.log_location for state in get_eval_states() if state.log_location}
+
+
 def sample_time_is_up() -> bool:
     """Whether the running sample's `--time-limit` or `--working-limit` has run out (Inspect
     enforces both by cancelling the sample, so a solver sees a cancellation, not
@@ -120,6 +132,28 @@ def sample_id_matcher(sample_id: Any) -> Callable[[Any], bool]:
     from inspect_ai._eval.task.util import sample_id_filter
 
     return sample_id_filter(sample_id).matches
+
+
+def eval_sample_ids() -> list[str] | None:
+    """The `--sample-id` patterns of the eval whose tasks are being built right now, or None (no
+    `--sample-id`, or no eval: a task built before `eval()` is called).
+
+    Checked against 0.3.258: Inspect builds a run's tasks inside `_eval_async_inner` (module
+    `inspect_ai._eval.eval`), whose `sample_id` argument is `--sample-id`, and only later filters
+    each task's dataset with it; nothing public carries it to the task. Knowing it, a task loads
+    only the scenarios that run. Not finding it (a renamed function) only costs that: every
+    scenario is loaded, as for a task built outside an eval."""
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_eval_async_inner" and frame.f_globals.get("__name__") == "inspect_ai._eval.eval":
+            sample_id = frame.f_locals.get("sample_id")
+            if sample_id is None:
+                return None
+            return [str(x) for x in (sample_id if isinstance(sample_id, (list, tuple)) else [sample_id])]
+        frame = frame.f_back
+    return None
 
 
 def parse_tool_call(call_id: str, name: str, arguments: str | None, tools: list[Any]) -> Any:

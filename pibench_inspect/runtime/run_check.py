@@ -9,6 +9,13 @@ times the epochs) and, when something is missing, prints one line per task sayin
 (`pi-bench: ... lost ...`) and makes the process exit 1. A task whose log was never finished
 (the log writer failed, the run was killed by an exception) counts as lost too.
 
+A run interrupted by the user (Ctrl-C; Inspect writes its log as `cancelled`) lost nothing it
+did not mean to: it exits 130, as a bare Inspect task does at a terminal (and did not do when
+its output was piped), with one line saying what its log holds (`pi-bench: the run was
+interrupted: ...`), never the "lost" line. Inspect calls no `on_task_end` for a cancelled task
+and hands `on_run_end` no logs, so the log is found through Inspect's own registry of the
+run's tasks (inspect_internals.eval_log_locations).
+
 `exit_status()` is what `pibench`/`pi` commands that run evaluations in-process consult.
 
 The process always ends once the run has: a thread that does not stop (a blocked agent's, in
@@ -29,6 +36,7 @@ from typing import Any
 from inspect_ai.hooks import Hooks, RunEnd, SampleEnd, TaskEnd, TaskStart, hooks
 
 LINGER_SECONDS = 10.0
+INTERRUPTED = 130  # the exit status of a run the user interrupted (128 + SIGINT)
 
 
 @dataclass
@@ -38,12 +46,14 @@ class Watched:
     ended: int = 0
     finished: bool = False  # the task's log was written (on_task_end)
     problem: str | None = None
+    interrupted: str | None = None  # what the log of a task the user interrupted holds
 
 
 @dataclass
 class _State:
     watched: dict[str, Watched] = field(default_factory=dict)
     lost: list[str] = field(default_factory=list)  # one line per task that lost something
+    interrupted: list[str] = field(default_factory=list)  # one line per task the user interrupted
     exit_armed: bool = False
     enforce: bool = False  # set by our own commands (`pi run`); the `inspect` CLI is detected
 
@@ -96,6 +106,25 @@ def log_problem(log: Any, expected: int | None = None) -> str | None:
     return None
 
 
+def interruption(log: Any, expected: int | None) -> str:
+    """What the log of an interrupted task holds, in one line."""
+    name = str(log.location or "") or "the log"
+    present, scored = _samples_held(name)
+    asked = f" of the {expected} sample runs asked for" if expected is not None else " sample runs"
+    return f"{name} is marked cancelled and holds {present}{asked}, {scored} of them scored"
+
+
+def _samples_held(location: str) -> tuple[int, int]:
+    """Sample runs in a log, and how many of them were scored (ended without an error)."""
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    try:
+        summaries = read_eval_log_sample_summaries(location)
+    except Exception:  # noqa: BLE001 (a log that cannot be read holds nothing usable)
+        return 0, 0
+    return len(summaries), sum(1 for s in summaries if s.error is None and s.scores)
+
+
 def _samples_present(log: Any) -> int | None:
     if log.samples is not None:
         return len(log.samples)
@@ -121,17 +150,23 @@ def _samples_present(log: Any) -> int | None:
 
 
 def exit_status() -> int:
-    """1 when a pi-bench task of this process lost something, else 0."""
-    return 1 if STATE.lost else 0
+    """130 when the user interrupted a pi-bench task of this process, else 1 when one lost
+    something, else 0."""
+    return INTERRUPTED if STATE.interrupted else 1 if STATE.lost else 0
 
 
 def _say(line: str) -> None:
-    print(f"pi-bench: {line}", file=sys.stderr, flush=True)
+    from ..cli.terminal import inert  # a log's error may quote a model: nothing in it acts on the terminal
+
+    print(f"pi-bench: {inert(line)}", file=sys.stderr, flush=True)
 
 
 def _exit_nonzero() -> None:
     """At interpreter exit (atexit runs ours first: it was registered last): run the other exit
-    handlers, then end with status 1 whatever the command's own status was."""
+    handlers, then end with exit_status() (1 or 130) whatever the command's own status was.
+    Ending with os._exit also skips the interpreter's finalization, where a run cut short by
+    Ctrl-C had objects still held (by abandoned daemon threads) that DuckDB's bindings then
+    reported, a hundred "nanobind: leaked" lines."""
     atexit.unregister(_exit_nonzero)
     try:
         atexit._run_exitfuncs()
@@ -141,7 +176,7 @@ def _exit_nonzero() -> None:
                 stream.flush()
             except Exception:  # noqa: BLE001
                 pass
-        os._exit(1)
+        os._exit(exit_status())
 
 
 def _end_lingering() -> None:
@@ -152,7 +187,7 @@ def _end_lingering() -> None:
         threading.Event().wait(LINGER_SECONDS)
         _say(f"threads still running {LINGER_SECONDS:g} s after the run ended (an agent that never returned); "
              "exiting anyway")
-        os._exit(1 if STATE.lost else 0)
+        os._exit(exit_status())
 
     threading.Thread(target=later, name="pibench-exit", daemon=True).start()
 
@@ -183,23 +218,57 @@ class RunCheck(Hooks):
         watched = STATE.watched.get(data.eval_id)
         if watched is not None:
             watched.finished = True
-            watched.problem = log_problem(data.log, watched.expected)
+            if data.log.status == "cancelled":
+                watched.interrupted = interruption(data.log, watched.expected)
+            else:
+                watched.problem = log_problem(data.log, watched.expected)
 
     async def on_run_end(self, data: RunEnd) -> None:
+        from .inspect_internals import eval_log_locations
+
         logs = {log.eval.eval_id: log for log in data.logs or []}
+        locations = eval_log_locations()
         for eval_id, watched in list(STATE.watched.items()):
-            problem = watched.problem
-            if not watched.finished and eval_id in logs:  # ended on an error: no on_task_end
-                watched.finished = True
-                problem = log_problem(logs[eval_id], watched.expected)
+            problem, interrupted = watched.problem, watched.interrupted
             if not watched.finished:
-                why = f" ({type(data.exception).__name__})" if data.exception is not None else ""
-                problem = (f"the log of {watched.task} was never finished{why}: {watched.ended} of "
-                           f"{watched.expected} sample runs ended, none of them can be trusted to be in the log")
-            if problem:
+                log = logs.get(eval_id) or _header(locations.get(eval_id))
+                if log is not None and log.status == "cancelled":  # Ctrl-C: no on_task_end
+                    interrupted = interruption(log, watched.expected)
+                elif log is not None and log.status != "started":  # ended on an error: no on_task_end
+                    problem = log_problem(log, watched.expected)
+                elif _is_interruption(data.exception):
+                    interrupted = f"the log of {watched.task} was never finished ({watched.ended} of " \
+                                  f"{watched.expected} sample runs ended)"
+                else:
+                    why = f" ({type(data.exception).__name__})" if data.exception is not None else ""
+                    problem = (f"the log of {watched.task} was never finished{why}: {watched.ended} of "
+                               f"{watched.expected} sample runs ended, none of them can be trusted to be in the log")
+            if interrupted:
+                STATE.interrupted.append(interrupted)
+                if enforced():  # a library caller (`pibench play`, a notebook) says it its own way
+                    _say(f"the run was interrupted: {interrupted}")
+            elif problem:
                 STATE.lost.append(problem)
                 _say(f"the run lost samples: {problem}")
             del STATE.watched[eval_id]
-        if STATE.lost and enforced():
+        if (STATE.lost or STATE.interrupted) and enforced():
             atexit.unregister(_exit_nonzero)  # registered once, and last
             atexit.register(_exit_nonzero)
+
+
+def _header(location: str | None) -> Any:
+    """The header of the log at `location` (None when there is none, or it cannot be read)."""
+    if not location:
+        return None
+    from inspect_ai.log import read_eval_log
+
+    try:
+        return read_eval_log(location, header_only=True)
+    except Exception:  # noqa: BLE001 (no readable log: the task counts as never finished)
+        return None
+
+
+def _is_interruption(err: BaseException | None) -> bool:
+    import asyncio
+
+    return isinstance(err, (KeyboardInterrupt, asyncio.CancelledError))

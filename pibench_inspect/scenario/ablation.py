@@ -65,7 +65,9 @@ def ablate(s: Scenario, ablation: str, siblings: dict[str, Scenario]) -> Scenari
         sim = s.user_simulation.model_copy(update={
             "initial_user_message": s.ablation_hints.no_pressure_user_message.strip(),  # type: ignore[union-attr]
             "pressure_script": [],
-            "scripted_turns": [],
+            "scripted_turns": [] if s.user_simulation.tactics is None else None,
+            # a conditional script keeps its closing lines and plays no tactic
+            "tactics": None if s.user_simulation.tactics is None else [],
         })
     return s.model_copy(update={"user_simulation": sim})
 

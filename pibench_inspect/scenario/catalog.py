@@ -6,14 +6,18 @@ Loading never stops at the first bad file: problems are collected (file, field, 
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..domain.loader import AliasTable, Domain, alias_table, load_domain, resolve_domain_dir
 from ..environment.shape import collection_clashes, patched_view, unstorable_text
 from ..paths import data_root, domains_dir, scenarios_dir, user_path
 from .errors import ScenarioError
-from .loader import discover, load_scenario
+from .loader import discover, load_scenario, parse_scenario
+from .reading import MAX_FILE_BYTES, parse_json, read_bytes
 from .model import Scenario
 
 
@@ -29,6 +33,9 @@ class ScenarioSet:
     source: Path | None
     entries: dict[str, Entry] = field(default_factory=dict)
     errors: list[ScenarioError] = field(default_factory=list)
+    # loaded with `only`: the ids it left out (id -> the file's `meta.domain`, as written), read
+    # but not parsed, so that a pattern matching nothing can still name the closest ids
+    unloaded: dict[str, str] = field(default_factory=dict)
 
     def resolve(self, scenario_id: str) -> tuple[Scenario, Domain]:
         e = self.entries[scenario_id]
@@ -51,9 +58,63 @@ def state_clashes(domain: Domain, scenario: Scenario) -> list[str]:
         p for name, v in overrides.items() for p in unstorable_text(v, f"environment_setup.{name}")]
 
 
-def load_set(source: str | Path | None = None) -> ScenarioSet:
+def file_problems(text: str, path: Path, domain: Domain) -> list[str]:
+    """What `load_set` would refuse in a scenario file of `domain` holding `text`, found before
+    the file is written (`pibench generate`): the reader's size and JSON rules, the format and
+    its rules, the state."""
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as err:
+        return [f"(file): holds text that is not UTF-8 (a lone surrogate at character {err.start})"]
+    if size > MAX_FILE_BYTES:
+        return [f"(file): scenario file is larger than the {MAX_FILE_BYTES} byte limit (MAX_FILE_BYTES)"]
+    try:
+        return state_clashes(domain, parse_scenario(parse_json(text, path), path))
+    except ScenarioError as err:
+        return err.problems
+
+
+# `"scenario_id": "..."` and `"domain": "..."` as JSON writes them (any spacing, escapes kept)
+_ID = re.compile(rb'"scenario_id"\s*:\s*("(?:[^"\\]|\\.)*")')
+_DOMAIN = re.compile(rb'"domain"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def peek(path: Path, root: Path, only: Callable[[str], bool]) -> tuple[str, str] | None:
+    """(scenario id, meta.domain as written) of a scenario file that `only` does not want, read as
+    untrusted data (confined, bounded) but neither parsed nor validated: None when it may be
+    wanted (then it is loaded in full, which also says what is wrong with it).
+
+    Every `"scenario_id": "..."` in the text is a candidate, so a file whose id `only` wants is
+    never left out (a decoy elsewhere in it only costs loading it); a file with no candidate is
+    parsed as JSON to find its id."""
+    try:
+        data = read_bytes(path, root, "scenario file")
+    except ScenarioError:
+        return None
+    try:
+        found = [json.loads(m.group(1)) for m in _ID.finditer(data)]
+        if not found:
+            raw = json.loads(data)
+            meta = raw.get("meta") if isinstance(raw, dict) else None
+            found = [meta.get("scenario_id")] if isinstance(meta, dict) else []
+    except (ValueError, RecursionError):
+        return None
+    if not found or not all(isinstance(x, str) for x in found) or any(only(x) for x in found):
+        return None
+    domain = _DOMAIN.search(data)
+    try:
+        named = json.loads(domain.group(1)) if domain else ""
+    except ValueError:
+        named = ""
+    return found[0], named if isinstance(named, str) else ""
+
+
+def load_set(source: str | Path | None = None, only: Callable[[str], bool] | None = None) -> ScenarioSet:
     """Every scenario under `source` (default: the package data) with its domain. Files are read
-    as untrusted data confined to the source folder (see reading.py)."""
+    as untrusted data confined to the source folder (see reading.py).
+
+    `only`: load only the scenarios whose id it accepts (a run's `--sample-id`); the others are
+    read for their id alone (`unloaded`), which costs a few per cent of parsing and checking them."""
     src = user_path(source) if source else None
     if src is not None and not (src / "scenarios").is_dir():
         raise FileNotFoundError(f"source {src}: no scenarios/ folder (expected a pi-bench checkout)")
@@ -67,6 +128,9 @@ def load_set(source: str | Path | None = None) -> ScenarioSet:
         domain_cache[droot / folder] = err
         out.errors.append(err)
     for path in discover(scenarios_dir(src)):
+        if only is not None and (seen := peek(path, root, only)) is not None:
+            out.unloaded.setdefault(*seen)
+            continue
         try:
             scenario = load_scenario(path, root=root)
         except ScenarioError as err:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..paths import domains_dir, scenarios_dir
+from ..paths import domains_dir, files_under, scenarios_dir
 
 
 def content_hash(source: str | None, note: str = "hashed when the run started") -> dict[str, Any]:
@@ -17,8 +17,10 @@ def content_hash(source: str | None, note: str = "hashed when the run started") 
     digest = hashlib.sha256()
     files = 0
     for root in roots:
-        for p in sorted(x for x in root.rglob("*") if x.is_file() and "__pycache__" not in x.parts):
-            digest.update(f"{root.name}/{p.relative_to(root).as_posix()}\0".encode())
+        for parts, p in files_under(root):
+            if "__pycache__" in parts or not p.is_file():
+                continue
+            digest.update(f"{root.name}/{'/'.join(parts)}\0".encode())
             digest.update(p.read_bytes())
             digest.update(b"\0")
             files += 1

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..paths import files_under
 from . import reading
 from .errors import ScenarioError, validation_problems
 from .model import CHECK_TYPES, Scenario
@@ -26,13 +27,8 @@ def discover(root: str | Path) -> list[Path]:
     root = Path(root)
     if root.is_file():
         return [root]
-    files = []
-    for p in sorted(root.rglob("*.json")):
-        rel = p.relative_to(root)
-        if "archive" in rel.parts[:-1] or p.name.endswith(".schema.json"):
-            continue
-        files.append(p)
-    return files
+    return [p for parts, p in files_under(root, "*.json")
+            if "archive" not in parts[:-1] and not p.name.endswith(".schema.json")]
 
 
 def convert_expected_outcomes(raw: dict[str, Any]) -> dict[str, Any]:

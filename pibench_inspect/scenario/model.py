@@ -17,6 +17,8 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from .pressure import ScriptedTurn, Tactic, Want, closing_keys
+
 # A scenario id becomes an Inspect sample id and so a file name inside the .eval zip
 # (samples/<id>_epoch_1.json): a NUL, a slash or `..` in it corrupts or escapes the log
 SCENARIO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -53,7 +55,7 @@ class ToolNotCalled(CheckBase):
     tool_name: str
 
 
-ArgumentMode = Literal["exact", "unordered", "contains_all", "casefold", "one_of"]
+ArgumentMode = Literal["exact", "unordered", "contains_all", "contains_any", "casefold", "one_of"]
 
 
 class ToolCalledWith(CheckBase):
@@ -62,8 +64,9 @@ class ToolCalledWith(CheckBase):
     `args_match` and `args` are aliases the original accepted for `arguments`. `argument_modes`
     is ours: per-argument matching where exact equality would demand what the agent cannot know
     (`unordered` lists, `contains_all` for a list that must include the expected items,
-    `casefold` for case- and whitespace-insensitive strings, `one_of` for a value that must be
-    one of the expected list's). Absent modes mean exact.
+    `contains_any` for a list that must include at least one of them, `casefold` for case- and
+    whitespace-insensitive strings, `one_of` for a value that must be one of the expected
+    list's). Absent modes mean exact.
     """
 
     type: Literal["tool_called_with"]
@@ -329,10 +332,55 @@ class UserSimulation(Strict):
     initial_user_message: str = Field(min_length=1)
     pressure_script: list[str] = Field(default_factory=list)
     max_turns: int | None = Field(default=None, ge=1)
-    # ours: literal user lines the scripted user says after the opening, in order
-    scripted_turns: list[str] | None = None
+    # ours: literal user lines the scripted user says after the opening, in order; a line may
+    # be marked with the tactic it plays ({"say", "tactic"}; scenario/pressure.py)
+    scripted_turns: list[str | ScriptedTurn] | None = None
     # ours: facts the user discloses when asked (scripted and LLM user alike)
     facts: list[Fact] = Field(default_factory=list)
+    # ours: conditional pressure (scenario/pressure.py): the tactics the scripted user plays,
+    # each when its condition over the agent's acts holds; the closing line for each way the
+    # conversation can end; the calls that give the user what it asked for
+    tactics: list[Tactic] | None = None
+    closing: dict[str, str] = Field(default_factory=dict)
+    wants: list[Want] = Field(default_factory=list)
+
+    @field_validator("closing")
+    @classmethod
+    def _closing(cls, v: dict[str, str]) -> dict[str, str]:
+        return closing_keys(v)
+
+    @model_validator(mode="after")
+    def _pressure(self) -> "UserSimulation":
+        if self.tactics is not None:
+            if self.scripted_turns:
+                raise ValueError("tactics and scripted_turns: a user follows one script, not both")
+            missing = [k for k in ("granted", "held") if not self.closing.get(k)]
+            if missing:
+                raise ValueError(f"closing: a user with tactics needs {' and '.join(missing)} "
+                                 "(what it says when it got what it asked, and when its tactics are spent)")
+            said = [t.say.strip() for t in self.tactics]
+            twice = sorted({t for t in said if said.count(t) > 1})
+            if twice:
+                raise ValueError(f"tactics: the line {twice[0]!r} is said by two tactics (a played tactic "
+                                 "is told by its line)")
+        return self
+
+    def script_lines(self) -> list[str]:
+        """The fixed script's lines as text (scripted_turns, else the pressure script)."""
+        turns = self.scripted_turns if self.scripted_turns is not None else self.pressure_script
+        return [t if isinstance(t, str) else t.say for t in turns]
+
+    def pressing_lines(self) -> dict[str, str]:
+        """Every line that plays a tactic (its text -> the tactic), of either kind of script."""
+        if self.tactics is not None:
+            return {t.say.strip(): t.tactic for t in self.tactics}
+        return {t.say.strip(): t.tactic for t in self.scripted_turns or [] if not isinstance(t, str) and t.tactic}
+
+    def user_lines(self) -> list[str]:
+        """Everything the scripted user can say after the opening, facts aside."""
+        if self.tactics is not None:
+            return [t.say for t in self.tactics] + list(self.closing.values())
+        return self.script_lines()
 
 
 class AblationHints(Strict):
@@ -354,13 +402,23 @@ class Equivalent(Strict):
     reason: str = Field(min_length=1)
 
 
+class NotBenign(Strict):
+    """A benign variant of the reference solution that is in fact wrong by the policy (ours)."""
+
+    variant: str = Field(min_length=1)  # a variant id, or an fnmatch pattern of ids
+    reason: str = Field(min_length=1)
+
+
 class MutationGate(Strict):
-    """What the mutation gate of `pibench validate` needs beyond the reference solution (ours):
-    the restricted values whose disclosure must fail a check, and the mutants declared
-    equivalent (still correct by the policy), each with its reason. See docs/authoring.md."""
+    """What the mutation and benign gates of `pibench validate` need beyond the reference
+    solution (ours): the restricted values whose disclosure must fail a check, the mutants
+    declared equivalent (still correct by the policy; a `drop` mutant declared so is a call
+    the benign gate leaves out), and the benign variants declared wrong, each with its reason.
+    See docs/authoring.md."""
 
     restricted: list[Restricted] = Field(default_factory=list)
     equivalent: list[Equivalent] = Field(default_factory=list)
+    not_benign: list[NotBenign] = Field(default_factory=list)
 
 
 class EvidencePointerContract(Strict):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +34,20 @@ def inside(path: Path, root: Path) -> bool:
     return real == top or top in real.parents
 
 
+@lru_cache(maxsize=64)
+def _real(root: Path) -> str:
+    # a source's root is resolved once, not once for every file read under it
+    return os.path.realpath(root)
+
+
 def confined(path: Path, root: Path | None, what: str) -> Path:
-    """The real path of `path`; with `root`, it must lie inside it."""
-    real = path.resolve()
+    """The real path of `path` (symlinks followed); with `root`, it must lie inside it."""
+    real = os.path.realpath(path)
     if root is not None:
-        top = root.resolve()
-        if not (real == top or top in real.parents):
+        top = _real(root)
+        if not (real == top or real.startswith(top.rstrip(os.sep) + os.sep)):
             raise ScenarioError(path, [f"(file): {what} resolves outside the source folder {root}"])
-    return real
+    return Path(real)
 
 
 def read_bytes(path: Path, root: Path | None, what: str) -> bytes:

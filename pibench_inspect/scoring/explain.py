@@ -52,8 +52,12 @@ def expected_vs_actual(ev: Evaluation, trace: Trace, scenario: m.Scenario) -> di
         tool, args = want
         actual = closest_call(trace, tool, args)
         keys = list(dict.fromkeys([*args, *((actual or {}).get("arguments") or {})]))
+        expected: dict[str, Any] = {"tool": tool, "arguments": args}
+        check = by_id.get(r.outcome_id)
+        if isinstance(check, m.ToolBeforeTool):  # an ordering check: what the call had to come before
+            expected["before"] = check.after
         out[r.outcome_id] = {
-            "expected": {"tool": tool, "arguments": args},
+            "expected": expected,
             "closest_actual": actual,
             "arguments": [
                 {"name": k, "expected": args.get(k, "(any)"),

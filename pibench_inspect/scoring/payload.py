@@ -155,6 +155,8 @@ def leaderboard_payload(
     for r, reward in zip(rows, rewards):
         d = {k: r.get(k, DEFAULTS.get(k)) for k in DETAIL_KEYS}
         d["reward"] = reward
+        if "parity_semantic_score" in r:  # the original's value (1.0 when parity judged nothing)
+            d["semantic_score"] = r["parity_semantic_score"]
         for k in OPTIONAL_KEYS:
             # tool_calls is published even when empty (the row carries the list); the rest only when truthy
             if r.get(k) or (k == "tool_calls" and isinstance(r.get(k), list)):

@@ -28,7 +28,7 @@ SCORE_FORMAT = 3
 
 # what the metrics read from every score Inspect keeps in memory, besides `termination`; each
 # only when set (an unset one reads as None or 0 either way)
-KEPT_WHEN_SET = ("semantic_score", "malformed_calls")
+KEPT_WHEN_SET = ("semantic_score", "malformed_calls", "credit")
 
 
 def new_ref() -> str:
@@ -37,9 +37,47 @@ def new_ref() -> str:
 
 def slim_metadata(record: dict[str, Any], ref: str) -> dict[str, Any]:
     """The score metadata kept beside the value: the record's ref, its termination and the set
-    values of KEPT_WHEN_SET."""
+    values of KEPT_WHEN_SET (a semantic score of 0.0 is set: every NL verdict failed)."""
     return {"format": SCORE_FORMAT, "ref": ref, "termination": record.get("termination"),
-            **{k: record[k] for k in KEPT_WHEN_SET if record.get(k)}}
+            **{k: record[k] for k in KEPT_WHEN_SET
+               if record.get(k) is not None and (k == "semantic_score" or record[k])}}
+
+
+def semantic_score(record: dict[str, Any]) -> float | None:
+    """A record's semantic score as a person reads it: None (not scored) when no NL check was
+    judged. Records written before `parity_semantic_score` existed hold the original's 1.0 for
+    "nothing judged" under parity scoring: judged or not is read from their checks."""
+    value = record.get("semantic_score")
+    if value is None or "parity_semantic_score" in record or record.get("scoring") != "parity":
+        return value
+    from .explain import check_list
+
+    judged = any(c.get("tier") == 2 and c.get("passed") is not None
+                 for c in check_list(record.get("checks")) if isinstance(c, dict))
+    return value if judged else None
+
+
+def parity_semantic_score(record: dict[str, Any]) -> float | None:
+    """The semantic score the original pi-bench reports for this run (its leaderboard payload's):
+    under parity scoring 1.0 when no NL check was judged; else the same as `semantic_score`."""
+    return record.get("parity_semantic_score", record.get("semantic_score"))
+
+
+def partial_credit(value: Any, md: Any) -> float:
+    """A score's partial credit, exactly. The score value's `partial_credit` is rounded to 3
+    decimals so the viewer shows it readably; the record and the slim metadata keep `credit`,
+    [passed, scored], from which it is exact (the metrics and the leaderboard payload read it).
+    Logs written before hold the exact figure in the value, and a `credit` that is not two
+    counts with 0 <= passed <= scored > 0 is not read."""
+    credit = md.get("credit") if isinstance(md, dict) else None
+    if isinstance(credit, (list, tuple)) and len(credit) == 2 and \
+            all(isinstance(x, int) and not isinstance(x, bool) for x in credit) and 0 <= credit[0] <= credit[1] > 0:
+        return credit[0] / credit[1]
+    raw = value.get("partial_credit", 0.0) if isinstance(value, dict) else 0.0
+    try:
+        return float(raw)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def info_record(record: dict[str, Any], ref: str) -> dict[str, Any]:

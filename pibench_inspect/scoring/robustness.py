@@ -11,7 +11,7 @@ pressure:
 * decision flip rate: the share of cases run under two or more envelopes whose canonical
   decision (the most frequent one per envelope) is not the same under every envelope.
 
-Used by the Inspect metric (`robustness/...`, `envelope/...`) and by `pibench report`.
+Used by the Inspect metrics (`envelopes`, `pressure`: scoring/metrics.py) and by `pibench report`.
 """
 
 from __future__ import annotations
@@ -71,18 +71,3 @@ def decision_flip_rate(runs: Iterable[Run]) -> float | None:
         return None
     flips = sum(len({modal([r.decision for r in g]) for g in envs.values()}) > 1 for envs in found.values())
     return flips / len(found)
-
-
-def rates(runs: list[Run]) -> dict[str, float]:
-    """The metric names and values (absent when there is nothing to compare)."""
-    enveloped = [r for r in runs if r.envelope]
-    if not enveloped:
-        return {}
-    out = {f"envelope/{e}": v for e, v in by_envelope(enveloped).items()}
-    flip = decision_flip_rate(enveloped)
-    if flip is not None:
-        out["robustness/decision_flip_rate"] = flip
-    cost = pressure_cost(enveloped)
-    if cost is not None:
-        out["robustness/pressure_cost"] = cost
-    return out

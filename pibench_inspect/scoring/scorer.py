@@ -38,10 +38,15 @@ from .metrics import FLAG_KEYS, SCORER_METRICS
 
 FLAGS = tuple(FLAG_KEYS)
 
+CREDIT_DECIMALS = 3  # the viewer shows a score value's numbers with every digit they have
+
+
 def score_value(ev: Evaluation) -> dict[str, float]:
+    """The numbers the viewer's samples list shows; partial_credit rounded for it (the exact
+    figure is the record's `credit`, record.partial_credit reads it)."""
     return {
         "all_passed": float(ev.all_passed),
-        "partial_credit": float(ev.partial_credit),
+        "partial_credit": round(float(ev.partial_credit), CREDIT_DECIMALS),
         **{key: float(ev.flags.get(flag, False)) for flag, key in FLAG_KEYS.items()},
     }
 
@@ -51,10 +56,14 @@ def flag_of(value: dict[str, Any], flag: str) -> bool:
     return bool(value.get(FLAG_KEYS[flag], value.get(flag)))
 
 
-def _call(c: dict[str, Any] | None) -> str:
+def _call(c: dict[str, Any] | None, expected: bool = False) -> str:
+    """A call as the explanation shows it; an expected call with no argument constrained reads
+    `tool(any arguments)`, and an ordering check's adds what it had to come before."""
     if not c:
         return "no call at all"
-    return f"{c['tool']}({', '.join(f'{k}={json.dumps(v, default=str)}' for k, v in (c.get('arguments') or {}).items())})"
+    args = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in (c.get("arguments") or {}).items())
+    said = f"{c['tool']}({args or ('any arguments' if expected else '')})"
+    return said + (f", before {c['before']}" if expected and c.get("before") else "")
 
 
 def explanation(ev: Evaluation, nl_tier: str = "scored", calls: dict[str, Any] | None = None) -> str:
@@ -73,7 +82,7 @@ def explanation(ev: Evaluation, nl_tier: str = "scored", calls: dict[str, Any] |
             lines.append(f"- {r.outcome_id} ({r.type}): {r.detail}" + (f" [{why}]" if why else ""))
             if calls and r.outcome_id in calls:
                 c = calls[r.outcome_id]
-                lines.append(f"    expected: {_call(c['expected'])}")
+                lines.append(f"    expected: {_call(c['expected'], expected=True)}")
                 lines.append(f"    closest:  {_call(c['closest_actual'])}")
     else:
         lines.append("every evaluated check passed" if ev.results else "no check was evaluated")
@@ -82,8 +91,13 @@ def explanation(ev: Evaluation, nl_tier: str = "scored", calls: dict[str, Any] |
     errors = [r for r in ev.results if r.status == "judge_error"]
     if errors:
         lines.append(f"{len(errors)} NL check(s) had a judge error (excluded from scores): {errors[0].detail}")
-    if ev.semantic_score is not None:
-        lines.append(f"semantic score (NL tier): {ev.semantic_score:.2f}")
+    if ev.judged_semantic is not None:
+        lines.append(f"semantic score (NL tier): {ev.judged_semantic:.2f}")
+    elif ev.semantic_score is not None:  # parity, nothing judged: the original's 1.0 is not a score
+        lines.append("semantic score (NL tier): not scored (no NL check was judged; the parity payload "
+                     f"keeps the original's {ev.semantic_score:.2f})")
+    elif any(r.tier == 2 for r in ev.results):
+        lines.append("semantic score (NL tier): not scored (no NL check was judged)")
     return "\n".join(lines)
 
 
@@ -174,6 +188,7 @@ def sample_evaluator(scenario_set: ScenarioSet, judge: Any, parity: bool | None
             parity=domain.original_layout if parity is None else parity,
         )
         view = failed_sample_view(ev, trace, final_state, scenario, initial)
+        parity_mode = domain.original_layout if parity is None else parity
         record = {
             # label, column and domain are the sample's metadata (metrics and reports read them
             # there): not repeated here
@@ -192,15 +207,20 @@ def sample_evaluator(scenario_set: ScenarioSet, judge: Any, parity: bool | None
             "tool_calls": [e.name for e in trace.entries],
             "nl_tier": nl_tier if scenario.criteria.nl_judge_checks else "no_nl_checks",
             "judge_model": str(sample_judge.model) if isinstance(sample_judge, ModelJudge) and sample_judge.model else None,
-            "scoring": "parity" if (domain.original_layout if parity is None else parity) else "strict",
+            "scoring": "parity" if parity_mode else "strict",
             "canonical_decision": ev.decision.decision,
             "decision_channel": ev.decision.channel,
             "decision_valid": ev.decision.valid,
             "decision_error": ev.decision.error,
-            "semantic_score": ev.semantic_score,
+            # what a person reads: None (not scored) when no NL check was judged; in parity
+            # scoring the original's value (1.0 then) is kept apart for its payload
+            "semantic_score": ev.judged_semantic,
+            **({"parity_semantic_score": ev.semantic_score} if parity_mode else {}),
+            # partial credit exactly, as [passed, scored] (the value's is rounded for display)
+            "credit": list(ev.credit) if ev.credit[1] else None,
             "reason": ev.reason,
             # each check compact (explain.compact_check; read them with explain.check_list); the
-            # verdicts, credit and flags are the score value's, the dimensions follow from the types
+            # verdicts, the (rounded) credit and the flags are the score value's, the dimensions follow from the types
             **view,
             # the scenario author's notes, for whoever reviews the score (never shown to the agent)
             "notes": scenario.meta.notes or None,

@@ -230,6 +230,9 @@ def make_plan(request: AssessmentRequest, settings: ServerSettings) -> EvalPlan:
         "hard_gate": config.observer_mode == "hard_gate",
         "judge": config.judge,
         "a2a_timeout": config.a2a_timeout,
+        # the runner reaches the role models itself before the run (runner.preflight), keeping
+        # the provider's answer out of what the caller sees: the task's own check would repeat it
+        "model_check": False,
     }
     if source is not None:
         task_args["source"] = str(source)
