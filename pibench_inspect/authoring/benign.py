@@ -30,15 +30,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from inspect_ai.model import ChatMessageAssistant
-
-from .._sync import run_now
-from ..checks.evaluate import evaluate
 from ..checks.policy import CheckResult
-from ..checks.trace import build_trace
-from ..conversation.offline import OfflineRun, PlaysOverran, play_calls
+from ..conversation.offline import OfflineRun, PlaysOverran
 from ..conversation.prompts import system_prompt
-from ..conversation.termination import Termination
 from ..domain.catalog import Insert, Sql, ToolSpec, Update, Verify
 from ..environment.tools import exposed_tools
 from ..scenario.catalog import Entry
@@ -46,7 +40,7 @@ from ..scenario.model import PlannedCall
 from .info_flow import Seen, catalog_text, traced_values, user_texts
 from .mutation import CLAUSE_ARGS, equivalence, is_action, order_pairs
 from .paraphrase import reword
-from .plays import played_run, solution_calls
+from .plays import evaluate_calls, played_run, solution_calls
 
 KINDS = ("lookup", "swap", "cite", "skip", "reword")
 Calls = list[PlannedCall]
@@ -321,13 +315,7 @@ def build(base: Base, chosen: list[Variant]) -> tuple[Calls, str]:
 
 def failed_checks(entry: Entry, calls: Calls, final: str, plays: dict[str, OfflineRun]) -> list[CheckResult]:
     """The deterministic checks a play fails (each list of calls played once)."""
-    key = repr([(c.name, c.arguments) for c in calls])
-    run = plays.get(key)
-    if run is None:
-        run = plays[key] = play_calls(entry.scenario, entry.domain, calls)
-    messages = run.messages + ([ChatMessageAssistant(content=final)] if final else [])
-    ev = run_now(evaluate(entry.scenario, build_trace(messages), run.final_state, Termination.USER_STOP,
-                          decision_tool=entry.domain.config.decision_tool))
+    ev = evaluate_calls(entry, calls, final, plays)
     if ev.all_passed:
         return []
     return ev.failed or [CheckResult("(evaluation)", "none", False, ev.reason or "not all checks passed")]

@@ -31,21 +31,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from inspect_ai.model import ChatMessageAssistant
-
-from .._sync import run_now
-from ..checks.evaluate import evaluate
-from ..checks.trace import build_trace
 from ..conversation.arguments import fill_arguments
-from ..conversation.offline import OfflineRun, play_calls
-from ..conversation.termination import Termination
+from ..conversation.offline import OfflineRun
 from ..domain.catalog import ToolSpec, Verify
 from ..domain.clauses import ClausePatternError
 from ..environment.merge import initial_document
 from ..environment.tools import exposed_tools
 from ..scenario.catalog import Entry
 from ..scenario.model import LABELS, PlannedCall
-from .plays import played_run, solution_calls
+from .plays import evaluate_calls, played_run, solution_calls
 
 KINDS = ("drop", "arg", "verify", "add", "order", "label", "disclose")
 READ_PREFIXES = ("lookup_", "get_", "query_", "check_", "list_", "search_", "read_", "verify_", "find_")
@@ -328,20 +322,8 @@ def mutants(entry: Entry) -> tuple[list[Mutant], list[str]]:
 
 
 def killed(entry: Entry, mutant: Mutant, plays: dict[str, OfflineRun] | None = None) -> bool:
-    """Whether a deterministic check fails on the mutant's play. `plays`: the scenario's plays so
-    far by their calls (a play depends on its calls alone: the label mutants of a final-text
-    decision and the disclosure mutants repeat the same calls with another final text, and
-    several argument mutants land on the same calls), so each list of calls is played once."""
-    key = repr([(c.name, c.arguments) for c in mutant.calls])
-    run = plays.get(key) if plays is not None else None
-    if run is None:
-        run = play_calls(entry.scenario, entry.domain, mutant.calls)
-        if plays is not None:
-            plays[key] = run
-    messages = run.messages + ([ChatMessageAssistant(content=mutant.final_text)] if mutant.final_text else [])
-    ev = run_now(evaluate(entry.scenario, build_trace(messages), run.final_state, Termination.USER_STOP,
-                           decision_tool=entry.domain.config.decision_tool))
-    return not ev.all_passed
+    """Whether a deterministic check fails on the mutant's play (`plays`: evaluate_calls)."""
+    return not evaluate_calls(entry, mutant.calls, mutant.final_text, plays).all_passed
 
 
 def equivalence(entry: Entry, mutant_id: str) -> str | None:

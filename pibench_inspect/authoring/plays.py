@@ -29,10 +29,7 @@ def play_agent(entry: Entry, agent: str) -> Evaluation:
     hit = _PLAYED.get(key)
     if hit is not None and hit[0] is entry.scenario:
         return hit[1]
-    s, d = entry.scenario, entry.domain
-    run = played_run(entry, agent)
-    ev = run_now(evaluate(s, build_trace(run.messages), run.final_state, Termination.USER_STOP,
-                           decision_tool=d.config.decision_tool))
+    ev = evaluate_run(entry, played_run(entry, agent))
     _PLAYED[key] = (entry.scenario, ev)
     return ev
 
@@ -60,3 +57,24 @@ def solution_calls(run: OfflineRun) -> tuple[list[PlannedCall], str]:
              for m in run.messages if isinstance(m, ChatMessageAssistant) for c in (m.tool_calls or [])]
     texts = [m.text for m in run.messages if isinstance(m, ChatMessageAssistant) and m.text.strip()]
     return calls, texts[-1] if texts else ""
+
+
+def evaluate_run(entry: Entry, run: OfflineRun, final: str = "") -> Evaluation:
+    """A play's deterministic checks (NL tier not scored), with `final` as its last reply."""
+    messages = run.messages + ([ChatMessageAssistant(content=final)] if final else [])
+    return run_now(evaluate(entry.scenario, build_trace(messages), run.final_state, Termination.USER_STOP,
+                            decision_tool=entry.domain.config.decision_tool))
+
+
+def evaluate_calls(entry: Entry, calls: list[PlannedCall], final: str,
+                   plays: dict[str, OfflineRun] | None = None) -> Evaluation:
+    """`calls` played and evaluated with `final` as the last reply. `plays`: the scenario's plays
+    so far by their calls (a play depends on its calls alone: the gates' variants often repeat the
+    same calls with another final text), so each list of calls is played once."""
+    key = repr([(c.name, c.arguments) for c in calls])
+    run = plays.get(key) if plays is not None else None
+    if run is None:
+        run = play_calls(entry.scenario, entry.domain, calls)
+        if plays is not None:
+            plays[key] = run
+    return evaluate_run(entry, run, final)
