@@ -23,7 +23,7 @@ from pibench_inspect.authoring.benign import KINDS, run_gate, unused_declaration
 from pibench_inspect.authoring.mutation import run_gate as run_mutation_gate
 from pibench_inspect.authoring.paraphrase import CLOSER, OPENER, reword
 from pibench_inspect.scenario.catalog import load_set
-from test_mutation_gate import DB, POLICY, TOOLS, tight
+from test_mutation_gate import DB, TOOLS, gate_source, tight
 
 PIBENCH = str(Path(sys.executable).with_name("pibench"))
 
@@ -63,19 +63,7 @@ def with_optional_shipment(d: dict) -> dict:
 
 
 def source(root: Path, *scenarios: dict) -> Path:
-    d = root / "domains" / "gate"
-    d.mkdir(parents=True)
-    (d / "policy.md").write_text(POLICY)
-    (d / "tools.json").write_text(json.dumps(MORE_TOOLS))
-    (d / "db.json").write_text(json.dumps(MORE_DB))
-    (d / "domain.json").write_text(json.dumps({
-        "name": "gate", "agent_role": "You are a support agent.", "clause_pattern": r"GATE-\d+(?:\.\d+)*",
-        "order_rules": [{"first": ["lookup_order", "verify_caller"], "then": ["refund_order"], "clause": "GATE-1.1"}]}))
-    s = root / "scenarios" / "gate"
-    s.mkdir(parents=True)
-    for i, sc in enumerate(scenarios):
-        (s / f"gate_{i:03d}.json").write_text(json.dumps(sc))
-    return root
+    return gate_source(root, *scenarios, tools=MORE_TOOLS, db=MORE_DB, first=0)
 
 
 def entry(root: Path, scenario: dict):

@@ -115,18 +115,20 @@ TIGHT_CHECKS = [
 ]
 
 
-def gate_source(root: Path, scenario: dict) -> Path:
+def gate_source(root: Path, *scenarios: dict, tools: dict = TOOLS, db: dict = DB, first: int = 1) -> Path:
+    """The gate domain under `root`, with `scenarios` as gate_<first>.json, gate_<first + 1>.json..."""
     d = root / "domains" / "gate"
     d.mkdir(parents=True)
     (d / "policy.md").write_text(POLICY)
-    (d / "tools.json").write_text(json.dumps(TOOLS))
-    (d / "db.json").write_text(json.dumps(DB))
+    (d / "tools.json").write_text(json.dumps(tools))
+    (d / "db.json").write_text(json.dumps(db))
     (d / "domain.json").write_text(json.dumps({
         "name": "gate", "agent_role": "You are a support agent.", "clause_pattern": r"GATE-\d+(?:\.\d+)*",
         "order_rules": [{"first": ["lookup_order", "verify_caller"], "then": ["refund_order"], "clause": "GATE-1.1"}]}))
     s = root / "scenarios" / "gate"
     s.mkdir(parents=True)
-    (s / "gate_001.json").write_text(json.dumps(scenario))
+    for i, scenario in enumerate(scenarios, start=first):
+        (s / f"gate_{i:03d}.json").write_text(json.dumps(scenario))
     return root
 
 
