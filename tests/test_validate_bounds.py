@@ -59,7 +59,12 @@ def test_a_scenarios_gate_plays_share_one_deadline(mini_source: Path):
 
 @pytest.mark.slow
 def test_ctrl_c_ends_validate_with_130_its_workers_stopped(tmp_path: Path):
-    src = slow_lookups(mini_copies(tmp_path, 6, "SLOW"))  # ~15 s of gates each, on two workers
+    # six distinct cases (a minute apart), not envelope siblings, which would share one mutation
+    # gate result and be done before the interrupt: ~15 s of gates each, on two workers
+    def apart(i: int, d: dict) -> None:
+        d["environment_setup"]["now"] = f"2026-11-02T10:{i:02d}:00+00:00"
+
+    src = slow_lookups(mini_copies(tmp_path, 6, "SLOW", apart))
     proc = subprocess.Popen([PIBENCH, "validate", "--source", str(src), "--jobs", "2"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     err: list[str] = []
