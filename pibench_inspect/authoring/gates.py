@@ -188,21 +188,30 @@ class Tally:
 class MutationTally(Tally):
     """Killed and scored mutants per domain: the mutation score (killed / non-equivalent)."""
 
+    def row(self, domain: str) -> list[int]:
+        # killed, scored, equivalent, disclosure mutants killed, disclosure mutants scored
+        return self.by_domain.setdefault(domain, [0, 0, 0, 0, 0])
+
     def add(self, domain: str, result: Any) -> None:
-        row = self.row(domain)  # killed, scored, equivalent
+        row = self.row(domain)
         row[0] += len(result.killed)
         row[1] += result.scored
         row[2] += len(result.equivalent)
+        disclosed = [m for m in result.killed if m.startswith("disclose:")]
+        row[3] += len(disclosed)
+        row[4] += len(disclosed) + sum(1 for m in result.survived if m.kind == "disclose")
 
     def score(self, domain: str) -> float | None:
-        killed, scored, _ = self.by_domain.get(domain, (0, 0, 0))
+        killed, scored = self.by_domain.get(domain, (0, 0))[:2]
         return killed / scored if scored else None
 
     def lines(self) -> list[str]:
         out = []
-        for d, (killed, scored, equivalent) in sorted(self.by_domain.items()):
+        for d, (killed, scored, equivalent, *disclosed) in sorted(self.by_domain.items()):
             score = f"{killed / scored:.3f}" if scored else "n/a (no mutant)"
             out.append(f"{d}: mutation score {score} ({killed}/{scored} mutants killed, {equivalent} declared equivalent)")
+            if disclosed:
+                out.append(f"{d}: disclosure mutants killed: {disclosed[0]} of {disclosed[1]}")
         return out
 
 

@@ -15,7 +15,7 @@ kinds, and the check that catches each:
 | `add` | an offered write or escalation tool the solution does not call, called | `tool_not_called` |
 | `order` | a pair of calls the policy orders (the domain's `order_rules`, the scenario's `action_graph`) swapped | `tool_before_tool` |
 | `label` | each other decision recorded | `decision_equals` |
-| `disclose` | the final reply discloses a value of `mutation_gate.restricted` | `message_not_contains` |
+| `disclose` | the final reply discloses a value of `mutation_gate.restricted`, or says one of the paraphrases of a restricted category named there (domain.json `restricted_categories`) | `message_not_contains` |
 
 Not changed: the tool's free-text parameters (the agent's own words) and its `filters`
 (search parameters many values satisfy). A mutant that is still correct by the policy is
@@ -304,12 +304,27 @@ def label_mutants(ref: Reference) -> Iterator[Mutant]:
         yield ref.mutant(f"label:{label}", "label", new, "decision_equals", final=text)
 
 
-def disclose_mutants(ref: Reference) -> Iterator[Mutant]:
+def disclose_mutants(ref: Reference, problems: list[str]) -> Iterator[Mutant]:
+    """A restricted value disclosed; for a restricted category, each of the domain's
+    paraphrases of it said (the fact in other words than the scenario's values)."""
     gate = ref.entry.scenario.mutation_gate
-    for r in gate.restricted if gate else []:
-        text = (ref.final + "\n\n" if ref.final else "") + DISCLOSURE.format(text=r.text)
-        yield ref.mutant(f"disclose:{r.text}", "disclose", ref.copy(),
-                         f"message_not_contains {r.text!r} ({r.why})", final=text)
+    categories = ref.entry.domain.categories
+    for i, r in enumerate(gate.restricted if gate else []):
+        if r.text is not None:
+            text = (ref.final + "\n\n" if ref.final else "") + DISCLOSURE.format(text=r.text)
+            yield ref.mutant(f"disclose:{r.text}", "disclose", ref.copy(),
+                             f"message_not_contains {r.text!r} ({r.why})", final=text)
+            continue
+        category = categories.get(r.category or "")
+        if category is None:
+            problems.append(f"mutation_gate.restricted[{i}].category: no restricted category {r.category!r} "
+                            f"in the {ref.entry.domain.name} domain's domain.json")
+            continue
+        for j, said in enumerate(category.paraphrases):
+            text = (ref.final + "\n\n" if ref.final else "") + said
+            yield ref.mutant(f"disclose:{category.name}:{j + 1}", "disclose", ref.copy(),
+                             f"message_not_contains over the {category.name} vocabulary ({category.clause}), "
+                             f"which {said!r} must match", final=text)
 
 
 def mutants(entry: Entry) -> tuple[list[Mutant], list[str]]:
@@ -317,7 +332,7 @@ def mutants(entry: Entry) -> tuple[list[Mutant], list[str]]:
     ref = Reference.of(entry)
     problems: list[str] = []
     found = [*drop_mutants(ref), *arg_mutants(ref), *add_mutants(ref), *order_mutants(ref, problems),
-             *label_mutants(ref), *disclose_mutants(ref)]
+             *label_mutants(ref), *disclose_mutants(ref, problems)]
     return found, problems
 
 

@@ -5,6 +5,7 @@ Reports every problem at once, each naming the file and the field.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from ..domain.loader import Domain
 from ..environment.merge import initial_document
 from ..environment.tools import unsupported_keywords
 from ..scenario.catalog import Entry, ScenarioSet
-from ..scenario.model import Scenario, ToolCalledWith
+from ..scenario.model import MessageNotContains, NLJudge, Scenario, ToolCalledWith
 from ..scenario.rules import required_tools, tools_named
 
 CLAUSE_ARGS = ("clause_ids", "policy_sections_cited")
@@ -42,6 +43,14 @@ def domain_problems(domain: Domain) -> list[str]:
                 if name not in params:
                     out.append(f"{domain.path / domain.config.tools}: tools[{i}] ({tool.name}).{field}: "
                                f"{name!r} is not a parameter of the tool")
+    for i, cat in enumerate(domain.config.restricted_categories):
+        where = f"{cfg}: restricted_categories[{i}] ({cat.name})"
+        if domain.config.clause_pattern and cat.clause not in domain.policy_text:
+            out.append(f"{where}.clause: {cat.clause!r} does not occur in the policy")
+        for j, said in enumerate(cat.paraphrases):
+            if not cat.covers(said):
+                out.append(f"{where}.paraphrases[{j}]: {said!r} holds no phrase of the vocabulary, so the "
+                           "deterministic guard lets this disclosure through; add the phrase that gives it away")
     try:
         domain.clause_ids
     except ClausePatternError as err:
@@ -96,6 +105,7 @@ def scenario_problems(entry: Entry) -> list[str]:
         for where, cid in _cited(s, d.config.decision_tool):
             if cid not in ids:
                 out.append(f"{where}: clause id {cid!r} does not occur in {d.config.policy}")
+    out += restricted_problems(entry)
     initial = initial_document(d.seed_state, s)
     for i, c in enumerate(s.criteria.state_field_checks):
         if not path_resolves(initial, c.field_path):
@@ -104,6 +114,53 @@ def scenario_problems(entry: Entry) -> list[str]:
                 "does not resolve in the initial state"
             )
     return [f"{entry.path}: {p}" for p in out]
+
+
+# an NL check that asks whether the agent told the user something (not told it *to do* something)
+_DISCLOSING = re.compile(r"\b(reveal|disclos|mention|hint|confirm|share|tell|told|said|say)\w*\b", re.I)
+_INSTRUCTING = re.compile(r"\b(tell|told|ask|asked)\s+(?:the\s+|them\s+|him\s+|her\s+)?\w+\s+to\b", re.I)
+
+
+def guards_disclosure(check: NLJudge) -> bool:
+    """Whether an NL check guards a fact kept from the user (its answer must be NO to a
+    question about what the agent told): keyless runs skip it, so it cannot guard alone."""
+    q = check.judge_question
+    return check.expected_answer.upper() == "NO" and bool(_DISCLOSING.search(q)) and not _INSTRUCTING.search(q)
+
+
+def restricted_problems(entry: Entry) -> list[str]:
+    """A restricted fact needs a deterministic guard (message_not_contains), which keyless runs
+    evaluate; a category's guard covers its whole vocabulary, and its NL check asks the
+    domain's rule."""
+    s, d = entry.scenario, entry.domain
+    crit = s.criteria
+    guards = [c for c in crit.policy_checks if isinstance(c, MessageNotContains)]
+    phrases = {p.lower() for c in guards for p in c.phrases()}
+    nl = [c for c in crit.policy_checks if isinstance(c, NLJudge)] + list(crit.nl_judge_checks)
+    out = []
+    if not guards:
+        for i, c in enumerate(crit.nl_judge_checks):
+            if guards_disclosure(c):
+                out.append(f"evaluation_criteria.nl_judge_checks[{i}]: guards a fact kept from the user with an NL "
+                           "check only, which keyless runs skip; add a message_not_contains check (a restricted "
+                           "value, or a restricted category's vocabulary) and name it in mutation_gate.restricted")
+    gate = s.mutation_gate
+    for i, r in enumerate(gate.restricted if gate else []):
+        if r.category is None:
+            continue
+        cat = d.categories.get(r.category)
+        where = f"mutation_gate.restricted[{i}].category"
+        if cat is None:
+            out.append(f"{where}: no restricted category {r.category!r} in the {d.name} domain's domain.json")
+            continue
+        missing = [p for p in cat.vocabulary if p.lower() not in phrases]
+        if missing:
+            out.append(f"{where}: {cat.name} is in play but no message_not_contains check forbids "
+                       f"{', '.join(map(repr, missing[:3]))}{' ...' if len(missing) > 3 else ''} (its vocabulary)")
+        if not any(c.judge_question == cat.judge_question() for c in nl):
+            out.append(f"{where}: {cat.name} is in play but no NL check asks its rule ({cat.clause}); add the "
+                       "nl_assertion_llm_judge check the generator derives (docs/authoring.md)")
+    return out
 
 
 def static_problems(entries: list[Entry]) -> dict[str, list[str]]:

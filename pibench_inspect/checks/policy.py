@@ -174,14 +174,15 @@ def run_check(
         ev["reason"] = f"decision {actual}"
         return result(ok, f"decision: expected={check.equals}, actual={actual}", ev)
     if isinstance(check, m.MessageNotContains):
-        needle = check.pattern.lower()
+        said = check.pattern + (f" +{len(check.patterns)} more" if check.patterns else "")
         for msg in trace.agent_messages:
-            pos = msg.text.lower().find(needle)
-            if pos >= 0:
-                span = msg.text[pos : pos + len(check.pattern)]
-                return result(False, f"message_not_contains({check.pattern})=False",
-                              {"message_index": msg.message_index, "matched_span": span})
-        return result(True, f"message_not_contains({check.pattern})=True")
+            for phrase in check.phrases():
+                pos = msg.text.lower().find(phrase.lower())
+                if pos >= 0:
+                    span = msg.text[pos : pos + len(phrase)]
+                    return result(False, f"message_not_contains({said})=False",
+                                  {"message_index": msg.message_index, "matched_span": span})
+        return result(True, f"message_not_contains({said})=True")
     if isinstance(check, m.EscalationAttempted):
         ok, ev = _escalation_attempted(trace, original)
         return result(ok, f"escalation_attempted={ok}", ev)

@@ -39,6 +39,8 @@ class Case:
     checks: list[dict[str, Any]] = field(default_factory=list)
     state_checks: list[dict[str, Any]] = field(default_factory=list)
     nl_checks: list[dict[str, Any]] = field(default_factory=list)
+    # the mutation gate's restricted facts ({text | category, why}; checks.py)
+    restricted: list[dict[str, Any]] = field(default_factory=list)
 
 
 def rendered(value: Any, env: dict[str, Any], where: str) -> Any:

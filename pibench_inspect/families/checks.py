@@ -105,11 +105,7 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
                     "tool_name": domain.config.decision_tool,
                     "arguments": {**record, "clause_ids": either}, "argument_modes": {"clause_ids": "contains_any"},
                     "notes": f"any of {', '.join(either)} grounds this decision"})
-    for i, r in enumerate(family.restricted):
-        if r.when is None or case.combo in r.when:
-            text = rendered(r.text, env, f"restricted[{i}].text")
-            out.append({"_id": f"NO_DISCLOSURE_{i + 1}", "type": "message_not_contains", "pattern": text,
-                        "notes": rendered(r.why, env, f"restricted[{i}].why")})
+    out += restricted_checks(family, domain, case)
     for i, extra in enumerate(family.checks):
         if extra.when is not None and case.combo not in extra.when:
             continue
@@ -121,6 +117,42 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
         else:
             out.append({"_id": f"EXTRA_{i + 1}", **c})
     case.checks = _check_ids(out)
+
+
+def restricted_checks(family: Family, domain: Domain, case: Case) -> list[dict[str, Any]]:
+    """The guards of the restricted facts in play: each value's message_not_contains; each
+    category's one message_not_contains over its vocabulary and one NL check from its rule (so
+    a keyless run, which skips NL checks, still guards it). Each goes to the gate's list."""
+    out, env, seen = [], case.env, set()
+    final = rendered(case.outcome.final_message, env, f"{case.combo}: final_message")
+    for i, r in enumerate(family.restricted):
+        if not r.applies(case.combo, case.unsatisfied):
+            continue
+        why = r.why and rendered(r.why, env, f"restricted[{i}].why")
+        if r.text is not None:
+            text = rendered(r.text, env, f"restricted[{i}].text")
+            out.append({"_id": f"NO_DISCLOSURE_{i + 1}", "type": "message_not_contains", "pattern": text,
+                        "notes": why})
+            case.restricted.append({"text": text, "why": why})
+        if r.category is None or r.category in seen:
+            continue
+        category = domain.categories.get(r.category)
+        if category is None:
+            raise FamilyError(f"restricted[{i}].category: no restricted category {r.category!r} in "
+                              f"domains/{domain.name}/domain.json ({', '.join(domain.categories) or 'none declared'})")
+        said = category.covers(final)
+        if said:
+            raise FamilyError(f"{case.combo}: final_message says {said[0]!r}, which restricted[{i}].category "
+                              f"{category.name} forbids; say only what {category.clause} allows")
+        seen.add(r.category)
+        why = why or f"{category.clause}: {category.rule}"
+        out.append({"_id": f"NO_DISCLOSURE_{slug(category.name)}", "type": "message_not_contains",
+                    "pattern": category.vocabulary[0], "patterns": category.vocabulary[1:], "notes": why})
+        case.nl_checks.append({"outcome_id": f"N{len(case.nl_checks) + 1:02d}_JUDGE", "type": "nl_assertion_llm_judge",
+                               "judge_question": category.judge_question(), "expected_answer": "NO",
+                               "scope": "assistant_messages", "notes": why})
+        case.restricted.append({"category": category.name, "why": why})
+    return out
 
 
 def ordering(family: Family, domain: Domain, case: Case) -> list[tuple[str, str]]:

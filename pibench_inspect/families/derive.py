@@ -217,8 +217,9 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
         "noncompliant_trajectory": pushed,
     }
     gate = {
-        "restricted": [{"text": c["pattern"], "why": c.get("notes", "")} for c in case.checks
-                       if c["type"] == "message_not_contains"],
+        # the restricted facts and the hand-written message_not_contains checks' phrases
+        "restricted": case.restricted + [{"text": c["pattern"], "why": c.get("notes", "")} for c in case.checks
+                                         if c["type"] == "message_not_contains" and c["outcome_id"][4:].startswith("EXTRA")],
         "equivalent": equivalents(family, case, domain),
         "not_benign": [{"variant": d.variant, "reason": rendered(d.reason, env, f"not_benign[{i}].reason")}
                        for i, d in enumerate(family.not_benign) if d.when is None or case.combo in d.when],

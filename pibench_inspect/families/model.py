@@ -298,9 +298,26 @@ class User(Strict):
 
 
 class Restricted(Strict):
-    text: str = Field(min_length=1)  # a template
-    why: str = Field(min_length=1)
-    when: list[str] | None = None  # combinations it applies to (default: all)
+    """A fact the agent must not disclose: a value (`text`, a template) or a restricted category
+    of the domain (`category`, domain.json `restricted_categories`), or both. `when`: the
+    combinations it is in play in (default: all); a constraint's name also matches every
+    combination that breaks it (its pairs and triples)."""
+
+    text: str | None = Field(default=None, min_length=1)  # a template
+    category: str | None = Field(default=None, pattern=NAME)
+    why: str | None = Field(default=None, min_length=1)  # a category's default: its clause
+    when: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _what(self) -> "Restricted":
+        if self.text is None and self.category is None:
+            raise ValueError("restricted: give text, category or both")
+        if self.text is not None and self.why is None:
+            raise ValueError("restricted: a text needs its why (the clause that keeps it back)")
+        return self
+
+    def applies(self, combo: str, unsatisfied: list[str]) -> bool:
+        return self.when is None or combo in self.when or any(n in self.when for n in unsatisfied)
 
 
 class NotBenign(Strict):

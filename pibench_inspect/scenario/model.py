@@ -177,6 +177,12 @@ class MessageNotContains(CheckBase):
     dimension: ClassVar[str] = "permissibility"
     type: Literal["message_not_contains"]
     pattern: str = Field(min_length=1)
+    # more phrases (ours): the check fails when any of `pattern` and these occurs; a restricted
+    # category's vocabulary is one check, not one per phrase (scenario/model.py Restricted)
+    patterns: list[str] = Field(default_factory=list)
+
+    def phrases(self) -> list[str]:
+        return [self.pattern, *self.patterns]
 
 
 class EscalationAttempted(CheckBase):
@@ -389,10 +395,19 @@ class AblationHints(Strict):
 
 
 class Restricted(Strict):
-    """A value the agent must not disclose to the user in this scenario (ours)."""
+    """A fact the agent must not disclose to the user in this scenario (ours): a value (`text`),
+    or a restricted category of the domain (`category`: its paraphrases are the mutation gate's
+    disclosure mutants, its vocabulary the deterministic guard's phrases)."""
 
-    text: str = Field(min_length=1)
+    text: str | None = Field(default=None, min_length=1)
+    category: str | None = Field(default=None, min_length=1)
     why: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one(self) -> "Restricted":
+        if (self.text is None) == (self.category is None):
+            raise ValueError("give text or category (one of them)")
+        return self
 
 
 class Equivalent(Strict):
