@@ -117,7 +117,7 @@ def scenario_problems(entry: Entry) -> list[str]:
 
 
 # an NL check that asks whether the agent told the user something (not told it *to do* something)
-_DISCLOSING = re.compile(r"\b(reveal|disclos|mention|hint|confirm|share|tell|told|said|say)\w*\b", re.I)
+_DISCLOSING = re.compile(r"\b(reveal|disclos|mention|hint|confirm|share|tell|told)\w*\b", re.I)
 _INSTRUCTING = re.compile(r"\b(tell|told|ask|asked)\s+(?:the\s+|them\s+|him\s+|her\s+)?\w+\s+to\b", re.I)
 
 
