@@ -32,6 +32,10 @@ def test_a_keyless_parity_run_reports_the_semantic_score_as_not_scored(tmp_path)
     # the console: no value in the metrics table, and one line saying it was not scored, and why
     assert "semantic" not in r.stdout.split("total time")[-1]
     assert "pi-bench: semantic_score not scored: no grader model (bind --model-role grader=" in r.stderr
+    # a pass with NL checks left unjudged does not read as fully passed (issue 40, item 6)
+    assert "passed sample(s) left" in r.stderr and "their pass covers the evaluated checks only" in r.stderr
+    for sample in read_eval_log(str(next(logs.glob("*.eval")))).samples:
+        assert "not evaluated (never counted as passed): " in sample.scores["pibench_scorer"].explanation
 
     (path,) = logs.glob("*.eval")
     log = read_eval_log(str(path))

@@ -40,6 +40,10 @@ class Tally:
     judged: int = 0  # scored samples with a semantic score (an NL check was judged)
     nl_checks: int = 0  # scored samples whose scenario has NL checks
     not_scored: str | None = None  # why the NL tier was not scored, the first sample's reason
+    # samples that passed every evaluated check while some of their checks were not evaluated
+    # (keyless: their NL checks), and how many checks that left unjudged
+    passed_unevaluated: int = 0
+    unevaluated_checks: int = 0
 
     def add(self, kind: str, reason: str) -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -53,6 +57,23 @@ class Tally:
         self.nl_checks += tier != "no_nl_checks"
         if tier.startswith("not_scored") and self.not_scored is None:
             self.not_scored = tier.removeprefix("not_scored").lstrip(": ")
+
+    def add_unevaluated(self, sample: Any, md: dict[str, Any]) -> None:
+        from ..scoring.explain import check_list
+
+        score = (sample.scores or {}).get("pibench_scorer")
+        passed = bool(score and isinstance(score.value, dict) and score.value.get("all_passed"))
+        skipped = [c for c in check_list(md.get("checks")) if isinstance(c, dict) and c.get("passed") is None]
+        if passed and skipped:
+            self.passed_unevaluated += 1
+            self.unevaluated_checks += len(skipped)
+
+    def unevaluated_line(self) -> str | None:
+        """A pass with checks left unjudged is a pass of the evaluated checks only: say so."""
+        if not self.passed_unevaluated:
+            return None
+        return (f"{self.passed_unevaluated} passed sample(s) left {self.unevaluated_checks} check(s) not evaluated "
+                "(NL checks, with no grader): their pass covers the evaluated checks only, never these")
 
     def semantic_line(self) -> str | None:
         """`semantic_score not scored: why`, when no NL check of the run was judged."""
@@ -106,6 +127,7 @@ class RunSummary(Hooks):
         if outcome:
             tally.add(*outcome)
         tally.add_nl(md)
+        tally.add_unevaluated(data.sample, md)
 
     async def on_run_end(self, data: RunEnd) -> None:
         lines = []
@@ -115,6 +137,8 @@ class RunSummary(Hooks):
                 lines.append(summary_line(tally))
                 lines += not_applicable_lines(log)
                 if (line := tally.semantic_line()) is not None:
+                    lines.append(f"pi-bench: {line}")
+                if (line := tally.unevaluated_line()) is not None:
                     lines.append(f"pi-bench: {line}")
         if lines:
             say(lines)

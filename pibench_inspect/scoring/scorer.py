@@ -87,7 +87,9 @@ def explanation(ev: Evaluation, nl_tier: str = "scored", calls: dict[str, Any] |
     else:
         lines.append("every evaluated check passed" if ev.results else "no check was evaluated")
     if unevaluated:
-        lines.append(f"{len(unevaluated)} check(s) not evaluated (never counted as passed).")
+        ids = ", ".join(r.outcome_id for r in unevaluated[:5]) + (" ..." if len(unevaluated) > 5 else "")
+        lines.append(f"{len(unevaluated)} check(s) not evaluated (never counted as passed): {ids}"
+                     + ("; all_passed covers the evaluated checks only" if ev.all_passed else "") + ".")
     errors = [r for r in ev.results if r.status == "judge_error"]
     if errors:
         lines.append(f"{len(errors)} NL check(s) had a judge error (excluded from scores): {errors[0].detail}")
