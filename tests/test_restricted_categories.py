@@ -254,3 +254,21 @@ def test_a_pass_with_unjudged_nl_checks_says_so():
     assert tally.unevaluated_line() == ("1 passed sample(s) left 2 check(s) not evaluated (NL checks, with no "
                                         "grader): their pass covers the evaluated checks only, never these")
     assert Tally("pibench").unevaluated_line() is None
+
+
+def test_a_family_refuses_a_final_message_its_category_forbids_and_an_unknown_category():
+    from pibench_inspect.families.derive import FamilyError
+    from pibench_inspect.families.model import Family
+
+    path = ROOT / "families" / "retail" / "price_adjustment.json"
+    family = load_family(path, ROOT)
+    domain = family_domain(family, ROOT)
+    raw = json.loads(path.read_text())
+    hold = next(c for c in raw["constraints"] if c["name"] == "account_hold")
+    hold["when_unsatisfied"]["final_message"] = "Your account is flagged, {{first}}, so a specialist team will review it."
+    with pytest.raises(FamilyError, match="final_message says 'flag', which restricted\\[0\\].category risk_flags forbids"):
+        generate(Family.model_validate(raw), domain)
+    raw = json.loads(path.read_text())
+    raw["restricted"] = [{"category": "tipping_off", "when": ["account_hold"]}]
+    with pytest.raises(FamilyError, match="no restricted category 'tipping_off' in domains/retail/domain.json"):
+        generate(Family.model_validate(raw), domain)

@@ -44,11 +44,12 @@ def test_workers_find_what_one_process_finds(tmp_path):
 
 
 def test_a_tally_adds_a_workers_counts():
-    tally = MutationTally()
-    tally.merge({"gate": [3, 4, 1]})
-    tally.merge({"gate": [1, 1, 0], "other": [0, 2, 0]})
-    assert tally.by_domain == {"gate": [4, 5, 1], "other": [0, 2, 0]}
+    tally = MutationTally()  # killed, scored, equivalent, disclosures killed, disclosures scored
+    tally.merge({"gate": [3, 4, 1, 1, 1]})
+    tally.merge({"gate": [1, 1, 0, 0, 1], "other": [0, 2, 0, 0, 0]})
+    assert tally.by_domain == {"gate": [4, 5, 1, 1, 2], "other": [0, 2, 0, 0, 0]}
     assert tally.score("gate") == 0.8
+    assert "gate: disclosure mutants killed: 1 of 2" in tally.lines()
 
 
 def test_the_command_prints_the_same_with_one_or_two_jobs(tmp_path):
