@@ -1,0 +1,141 @@
+"""The consistency lint: a scenario's story must agree with itself and with its records.
+
+Every rule here is mechanical and precise (it finds nothing on the shipped set): a story that
+contradicts the state teaches the agent to distrust one of them, and a template artifact shows a
+reader the scenario was generated. Each finding names the scenario file, the field and the text.
+
+Rules (rule names appear in the problem):
+- template: unrendered template braces left in any text.
+- punctuation: doubled punctuation ("Inc..", ",,", ";;", ".,"), an ellipsis excepted.
+- relation_in_name: a kinship word in parentheses after a name ("Julian Mulcahy (Son)").
+- article: "a" before a vowel-sounding word ("a order", "a 8-day window").
+- person_mix: first-person words in a second-person text (known_facts, goal, pressure_script),
+  outside quotation marks: the simulated user is told who they are, not spoken as.
+- order_side: a user line names a side (buy/sell) that is not the side of the order in state.
+- relative_time: a user line dates something ("over the weekend", "a few days ago", "on
+  Friday", "for months") that the state dates otherwise (story_dates.py).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+from ..scenario.catalog import Entry
+from .story_dates import relative_time_problems
+
+# the texts the simulated user speaks or is told: (field path, text)
+SECOND_PERSON = ("known_facts", "goal")
+
+_BRACES = re.compile(r"\{\{|\}\}|\{%|%\}")
+# ".," is left out: an abbreviation before a comma ("Inc.,", "2 p.m.,") is right
+_DOUBLED = re.compile(r"(?<=\w)\.\.(?!\.)|,,|;;|,\.(?!\d)")
+_KIN = ("Son|Daughter|Mother|Father|Wife|Husband|Spouse|Brother|Sister|Niece|Nephew|Aunt|Uncle|"
+        "Grandson|Granddaughter|Grandmother|Grandfather|Cousin|Parent|Child|Mum|Mom|Dad")
+# capitalised, as a title would be: "(Son)" reads as part of the name; "(nephew)" describes
+_RELATION_IN_NAME = re.compile(rf"\b[A-Z][\w'-]+\s+\((?:{_KIN})\)")
+# `{{calls[2].case_id}}` in a recorded solution's argument is a reference, not an artifact
+_CALL_REF = re.compile(r"\{\{calls\[\d+\](?:\.[A-Za-z0-9_\-]+)+\}\}")
+# "a" before a vowel sound; words whose vowel letter sounds like a consonant are excepted
+_ARTICLE = re.compile(r"(?<![\w'-])a\s+(?=([aeiou][\w'-]*|8[\w-]*|11[\w-]*|18[\w-]*)\b)", re.I)
+_CONSONANT_VOWEL = re.compile(r"^(?:uni|use|usu|uti|ure|uro|eu|ewe|one|once|ubiq|u-|us\b|uk\b)", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|our|ours|us)\b")
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|(?<![\w])'[^']*'(?![\w])")
+_SIDE = re.compile(r"\b(?:order to|want to|wants to|need to|can't|cannot|to) (buy|sell)\b|"
+                   r"\b(buy|sell) (?:order|\d[\d,]*\b)", re.I)
+
+
+def story_texts(s) -> Iterator[tuple[str, str]]:
+    """The user's story: what the simulated user is, knows and says."""
+    u = s.user_simulation
+    yield "user_simulation.persona", u.persona
+    yield "user_simulation.known_facts", u.known_facts
+    yield "user_simulation.goal", u.goal
+    yield "user_simulation.initial_user_message", u.initial_user_message
+    for i, t in enumerate(u.pressure_script):
+        yield f"user_simulation.pressure_script[{i}]", t
+    for i, t in enumerate(u.scripted_turns or []):
+        yield f"user_simulation.scripted_turns[{i}]", t if isinstance(t, str) else t.say
+    for i, t in enumerate(u.tactics or []):
+        yield f"user_simulation.tactics[{i}].say", t.say
+    for i, f in enumerate(u.facts):
+        yield f"user_simulation.facts[{i}].answer", f.answer
+    for k, t in u.closing.items():
+        yield f"user_simulation.closing.{k}", t
+
+
+def _all_strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _all_strings(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _all_strings(v, f"{where}[{i}]")
+    elif isinstance(value, str):
+        yield where, value
+
+
+def _excerpt(text: str, start: int, end: int) -> str:
+    return text[max(0, start - 30):end + 30].strip()
+
+
+def artifact_problems(doc: dict) -> list[str]:
+    """Template artifacts anywhere in the scenario document (its JSON form)."""
+    out = []
+    for where, text in _all_strings(doc, ""):
+        text = _CALL_REF.sub("", text)
+        for rule, rx in (("template", _BRACES), ("punctuation", _DOUBLED), ("relation_in_name", _RELATION_IN_NAME)):
+            for m in rx.finditer(text):
+                out.append(f"{where}: consistency ({rule}): {_excerpt(text, m.start(), m.end())!r}")
+        for m in _ARTICLE.finditer(text):
+            if not _CONSONANT_VOWEL.match(m.group(1)):
+                out.append(f"{where}: consistency (article): 'a' before {m.group(1)!r}: "
+                           f"{_excerpt(text, m.start(), m.end() + len(m.group(1)))!r}")
+    return out
+
+
+def person_problems(s) -> list[str]:
+    """First-person words in the second-person texts, quotations left out."""
+    fields = [(f"user_simulation.{f}", getattr(s.user_simulation, f)) for f in SECOND_PERSON]
+    fields += [(f"user_simulation.pressure_script[{i}]", t) for i, t in enumerate(s.user_simulation.pressure_script)]
+    out = []
+    for where, text in fields:
+        bare = _QUOTED.sub('""', text)
+        for m in _FIRST_PERSON.finditer(bare):
+            out.append(f"{where}: consistency (person_mix): first-person {m.group(0)!r} in a second-person text: "
+                       f"{_excerpt(bare, m.start(), m.end())!r}")
+    return out
+
+
+def _order_sides(state: dict) -> set[str]:
+    sides = set()
+    for table in ("pending_requests", "orders"):
+        rows = state.get(table)
+        for row in (rows.values() if isinstance(rows, dict) else rows or []):
+            if isinstance(row, dict) and str(row.get("side", "")).lower() in ("buy", "sell"):
+                sides.add(str(row["side"]).lower())
+    return sides
+
+
+def side_problems(s) -> list[str]:
+    """A user who names the side of their order names the side the order has in state."""
+    sides = _order_sides(s.environment_setup.initial_state_patch)
+    if len(sides) != 1:
+        return []  # no order, or orders of both sides: which one a line means is not mechanical
+    side = next(iter(sides))
+    out = []
+    for where, text in story_texts(s):
+        for m in _SIDE.finditer(text):
+            said = (m.group(1) or m.group(2)).lower()
+            if said != side:
+                out.append(f"{where}: consistency (order_side): says {said!r} but the order in state is "
+                           f"{side.upper()}: {_excerpt(text, m.start(), m.end())!r}")
+    return out
+
+
+def consistency_problems(entry: Entry) -> list[str]:
+    """Every consistency finding of one scenario, each naming its file and field."""
+    s = entry.scenario
+    doc = s.model_dump(mode="json", exclude_none=True)
+    found = artifact_problems(doc) + person_problems(s) + side_problems(s) + relative_time_problems(s)
+    return [f"{entry.path}: {p}" for p in dict.fromkeys(found)]
