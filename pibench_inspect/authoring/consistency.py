@@ -11,6 +11,8 @@ Rules (rule names appear in the problem):
 - article: "a" before a vowel-sounding word ("a order", "a 8-day window").
 - person_mix: first-person words in a second-person text (known_facts, goal, pressure_script),
   outside quotation marks: the simulated user is told who they are, not spoken as.
+- relationship: the user says they are someone's son (persona, "I'm X's son") while the state's
+  record of that person calls them something else (title / relationship: "Daughter").
 - order_side: a user line names a side (buy/sell) that is not the side of the order in state.
 - relative_time: a user line dates something ("over the weekend", "a few days ago", "on
   Friday", "for months") that the state dates otherwise (story_dates.py).
@@ -133,9 +135,48 @@ def side_problems(s) -> list[str]:
     return out
 
 
+_KIN_WORD = re.compile(rf"^(?:{_KIN})$", re.I)
+_SAYS_KIN = re.compile(rf"(?:^[^,;]*,\s*|\bI'm |\bI am )(?:[A-Z][\w'-]*\s?)+'s ({_KIN.lower()})\b")
+
+
+def _kin_on_record(state: Any, name: str) -> set[str]:
+    """Kinship words the state gives the person named `name` (title, relationship fields)."""
+    found: set[str] = set()
+    if isinstance(state, dict):
+        if state.get("name") == name or state.get("full_name") == name:
+            for field in ("title", "relationship", "relation"):
+                v = state.get(field)
+                if isinstance(v, str) and _KIN_WORD.match(v.strip()):
+                    found.add(v.strip().lower())
+        for v in state.values():
+            found |= _kin_on_record(v, name)
+    elif isinstance(state, list):
+        for v in state:
+            found |= _kin_on_record(v, name)
+    return found
+
+
+def relationship_problems(s) -> list[str]:
+    """What the user says they are to the account holder is what the state records them as."""
+    speaker = re.split(r"[,;(]", s.user_simulation.persona, maxsplit=1)[0].strip()
+    recorded = _kin_on_record(s.environment_setup.initial_state_patch, speaker)
+    if not recorded:
+        return []
+    out = []
+    for where, text in story_texts(s):
+        if not (where.endswith("persona") or "I'm " in text or "I am " in text):
+            continue
+        for m in _SAYS_KIN.finditer(text):
+            if m.group(1).lower() not in recorded:
+                out.append(f"{where}: consistency (relationship): {speaker} says {m.group(1)!r} but the state "
+                           f"records {', '.join(sorted(recorded))}: {_excerpt(text, m.start(), m.end())!r}")
+    return out
+
+
 def consistency_problems(entry: Entry) -> list[str]:
     """Every consistency finding of one scenario, each naming its file and field."""
     s = entry.scenario
     doc = s.model_dump(mode="json", exclude_none=True)
-    found = artifact_problems(doc) + person_problems(s) + side_problems(s) + relative_time_problems(s)
+    found = (artifact_problems(doc) + person_problems(s) + side_problems(s) + relationship_problems(s)
+             + relative_time_problems(s))
     return [f"{entry.path}: {p}" for p in dict.fromkeys(found)]
