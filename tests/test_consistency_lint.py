@@ -124,3 +124,17 @@ def test_retail_families_offer_the_gift_receipt_lookup():
     for path in sorted((ROOT / "families" / "retail").glob("*.json")):
         fam = json.loads(path.read_text())
         assert "lookup_gift_receipt" in (fam.get("available_tools") or ["lookup_gift_receipt"]), path.name
+
+
+def test_records_request_caller_knows_the_owner_died():
+    # issue 40: the son never mentioned that his mother had died three weeks before; the caller
+    # now answers truthfully when asked, and his reason is not one written for a living owner
+    cases = {"no_owner_notice": "passed away", "all_met": "alive and well"}
+    for e in shipped_set().entries.values():
+        s = e.scenario
+        if s.family != "FIN_RECORDS_REQUEST" or s.meta.combo not in cases:
+            continue
+        answers = [f.answer for f in s.user_simulation.facts if "passed away" in f.asked_by]
+        assert answers and cases[s.meta.combo] in answers[0], (s.scenario_id, answers)
+        if s.meta.combo == "no_owner_notice":
+            assert "mortgage lender" not in s.user_simulation.known_facts, s.scenario_id
