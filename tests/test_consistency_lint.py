@@ -138,3 +138,11 @@ def test_records_request_caller_knows_the_owner_died():
         assert answers and cases[s.meta.combo] in answers[0], (s.scenario_id, answers)
         if s.meta.combo == "no_owner_notice":
             assert "mortgage lender" not in s.user_simulation.known_facts, s.scenario_id
+
+
+def test_article_rule_is_precise():
+    fine = "Send a USB cable and a UPS label, a unit, a one-off, a European plug; Schedule A of the form."
+    e = edited(RECORDS, lambda d: d["reference_solution"].update(final_message=fine))
+    assert rules(e) == []
+    e = edited(RECORDS, lambda d: d["reference_solution"].update(final_message="A order is open for a 8-day window."))
+    assert rules(e) == ["article", "article"]

@@ -39,7 +39,8 @@ _RELATION_IN_NAME = re.compile(rf"\b[A-Z][\w'-]+\s+\((?:{_KIN})\)")
 # `{{calls[2].case_id}}` in a recorded solution's argument is a reference, not an artifact
 _CALL_REF = re.compile(r"\{\{calls\[\d+\](?:\.[A-Za-z0-9_\-]+)+\}\}")
 # "a" before a vowel sound; words whose vowel letter sounds like a consonant are excepted
-_ARTICLE = re.compile(r"(?<![\w'-])a\s+(?=([aeiou][\w'-]*|8[\w-]*|11[\w-]*|18[\w-]*)\b)", re.I)
+# (a capital "A" only where a sentence starts: "Schedule A or B" names a schedule)
+_ARTICLE = re.compile(r"(?:(?<![\w'-])a|(?:^|(?<=[.!?]\s))A)\s+(?=([aeiouAEIOU][\w'-]*|8[\w-]*|11[\w-]*|18[\w-]*)\b)")
 _CONSONANT_VOWEL = re.compile(r"^(?:uni|use|usu|uti|ure|uro|eu|ewe|one|once|ubiq|u-|us\b|uk\b)", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|our|ours|us)\b")
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|(?<![\w])'[^']*'(?![\w])")
@@ -90,7 +91,8 @@ def artifact_problems(doc: dict) -> list[str]:
             for m in rx.finditer(text):
                 out.append(f"{where}: consistency ({rule}): {_excerpt(text, m.start(), m.end())!r}")
         for m in _ARTICLE.finditer(text):
-            if not _CONSONANT_VOWEL.match(m.group(1)):
+            # "a USB cable", "a UPS label": an acronym read letter by letter from a "you"
+            if not _CONSONANT_VOWEL.match(m.group(1)) and not re.match(r"U[A-Z0-9]", m.group(1)):
                 out.append(f"{where}: consistency (article): 'a' before {m.group(1)!r}: "
                            f"{_excerpt(text, m.start(), m.end() + len(m.group(1)))!r}")
     return out
