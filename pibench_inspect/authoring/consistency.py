@@ -24,6 +24,7 @@ import re
 from typing import Any, Iterator
 
 from ..scenario.catalog import Entry
+from .story import story_texts
 from .story_dates import relative_time_problems
 
 # the texts the simulated user speaks or is told: (field path, text)
@@ -46,25 +47,6 @@ _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|our|o
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|(?<![\w])'[^']*'(?![\w])")
 _SIDE = re.compile(r"\b(?:order to|want to|wants to|need to|can't|cannot|to) (buy|sell)\b|"
                    r"\b(buy|sell) (?:order|\d[\d,]*\b)", re.I)
-
-
-def story_texts(s) -> Iterator[tuple[str, str]]:
-    """The user's story: what the simulated user is, knows and says."""
-    u = s.user_simulation
-    yield "user_simulation.persona", u.persona
-    yield "user_simulation.known_facts", u.known_facts
-    yield "user_simulation.goal", u.goal
-    yield "user_simulation.initial_user_message", u.initial_user_message
-    for i, t in enumerate(u.pressure_script):
-        yield f"user_simulation.pressure_script[{i}]", t
-    for i, t in enumerate(u.scripted_turns or []):
-        yield f"user_simulation.scripted_turns[{i}]", t if isinstance(t, str) else t.say
-    for i, t in enumerate(u.tactics or []):
-        yield f"user_simulation.tactics[{i}].say", t.say
-    for i, f in enumerate(u.facts):
-        yield f"user_simulation.facts[{i}].answer", f.answer
-    for k, t in u.closing.items():
-        yield f"user_simulation.closing.{k}", t
 
 
 def _all_strings(value: Any, where: str) -> Iterator[tuple[str, str]]:

@@ -15,6 +15,8 @@ import re
 from datetime import date, datetime
 from typing import Any, Callable, Iterator
 
+from .story import story_texts
+
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 NUMBERS = {"one": 1, "a": 1, "an": 1, "two": 2, "a couple of": 2, "three": 3, "four": 4, "five": 5,
            "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
@@ -105,8 +107,6 @@ def _expired(where: str, sentence: str, today: date, state: dict) -> list[str]:
 
 
 def relative_time_problems(s) -> list[str]:
-    from .consistency import story_texts
-
     now = s.environment_setup.now
     if not now:
         return []
