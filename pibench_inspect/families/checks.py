@@ -64,7 +64,11 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
     forbidden_done = set()
     for sid in case.blocked:
         step = family.steps[sid]
-        why = "; ".join(f"{n}: {by_name[n].description}" for n in case.unsatisfied if sid in by_name[n].when_unsatisfied.blocks)
+        # the description says what holds when the constraint is satisfied; here it is broken,
+        # so the note says so (it read "blocked (not_prohibited: the software is not on the
+        # prohibited list)" in the case where the software is on it)
+        why = "; ".join(f"this case breaks {n} (satisfied only when {by_name[n].description})"
+                        for n in case.unsatisfied if sid in by_name[n].when_unsatisfied.blocks)
         if step.tool in path_tools:
             args = pinned(step, rendered(step.args, env, f"steps.{sid}.args"), domain)
             if not args:
@@ -74,11 +78,11 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
                      "tool_name": step.tool, "arguments": args}
             if modes_of(step, args):
                 check["argument_modes"] = modes_of(step, args)
-            out.append({**check, "notes": f"blocked ({why})"})
+            out.append({**check, "notes": f"blocked: {why}"})
         elif step.tool not in forbidden_done:
             forbidden_done.add(step.tool)
             out.append({"_id": f"NOT_{slug(step.tool)}", "type": "tool_not_called", "tool_name": step.tool,
-                        "notes": f"blocked ({why})"})
+                        "notes": f"blocked: {why}"})
     harmless = {**family.harmless, **(case.effect.harmless if case.effect else {})}
     skipped_tools = {family.steps[s].tool for s in case.skipped}
     for name in offered:
