@@ -136,7 +136,7 @@ def chosen(scenario_set: ScenarioSet, only: str | None) -> list[Entry]:
 
 def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None, tally=None,
                  only: str | None = None, jobs: int = 1, gate_seconds: float | None = None,
-                 benign=None, found: list[str] | None = None) -> list[str]:
+                 benign=None, found_lines: list[str] | None = None) -> list[str]:
     """Problems that make a scenario set invalid (`pibench validate` exits 1 on any).
 
     Original pi-bench folders are not held to our rules: their data defects are reported by
@@ -145,7 +145,7 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
     processes playing the gates (gate_pool.py); the problems are the same, in the same order.
     `gate_seconds`: what one scenario's gate plays may take together (gates.GATE_SECONDS).
     `tally` and `benign` (gates.MutationTally, gates.BenignTally) get the two gates' counts;
-    `found` (a list) gets the found gate's lines (found.py: per domain, the cases found, not told).
+    `found_lines` (a list) gets the found gate's lines (found.py: per domain, the cases found, not told).
     """
     from .gate_pool import gate_problems_of
     from .pressure_gate import pressure_problems
@@ -179,8 +179,8 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
 
         lines, told = found_summary(everything)
         problems += told
-        if found is not None:
-            found += lines
+        if found_lines is not None:
+            found_lines += lines
     return problems
 
 

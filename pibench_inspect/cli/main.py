@@ -80,7 +80,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return 2
     found: list[str] = []
     problems = validate_set(sset, progress=progress_printer("validate"), tally=tally, only=args.only, jobs=args.jobs,
-                            gate_seconds=args.gate_seconds, benign=benign, found=found)
+                            gate_seconds=args.gate_seconds, benign=benign, found_lines=found)
     for p in problems:
         print(p)
     for line in tally.lines():
