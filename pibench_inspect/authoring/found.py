@@ -121,6 +121,8 @@ def flips(family: Any, domain: Any, combo: str, unsatisfied: list[str], base: di
             for p, v in leaves(value):
                 if not meaningful(p, v) or flip_at.get(p) == v or str(v) in other_leaves or str(v) in asked:
                     continue
+                if isinstance(v, str) and any(carried(v, leaf) for leaf in other_leaves):
+                    continue  # part of a value both sides hold (a phone tail that is a request id's)
                 if c.name not in unsatisfied and story(p, v):
                     continue  # a satisfied constraint's story is the ordinary request, no record fact
                 if could is None or f"{p}={v}" not in could:
