@@ -98,12 +98,15 @@ def oversized(raw: dict) -> None:  # one 0.95 MB value in four places: files ove
     raw["steps"]["order"]["args"]["note"] = "{{blob}}"
     raw["envelopes"] = {"baseline": raw["envelopes"]["baseline"]}
     for c in raw["constraints"]:  # a case's line for an envelope now gone would be refused first
+        c.pop("threshold", None)  # and no boundary cases: four files, the four constraint cases
         tactics = c["when_unsatisfied"].get("tactics", {})
         for key in [k for k in tactics if ":" in k]:
             del tactics[key]
 
 
 def many_variants(raw: dict) -> None:  # 17 combinations x 25 envelopes: 425 scenarios
+    for c in raw["constraints"]:  # no boundary cases: the 17 are all-met and 16 single constraints
+        c.pop("threshold", None)
     first = raw["constraints"][0]
     raw["constraints"] += [{**first, "name": f"extra_{i}"} for i in range(16 - len(raw["constraints"]))]
     base = raw["envelopes"]["baseline"]
@@ -111,6 +114,8 @@ def many_variants(raw: dict) -> None:  # 17 combinations x 25 envelopes: 425 sce
 
 
 def much_output(raw: dict) -> None:  # 20 files of 2 MB each: past MAX_OUTPUT_BYTES (32 MiB)
+    for c in raw["constraints"]:  # 4 cases x 5 envelopes, no boundary cases
+        c.pop("threshold", None)
     raw["slots"]["blob"] = {"value": "x" * 950_000}
     raw["state"]["orders"]["{{order_id}}"]["order_notes"] = "{{blob}}"
     raw["customer"]["note"] = "{{blob}}"
@@ -147,8 +152,8 @@ def test_hostile_families_are_refused_in_one_line_each_and_nothing_of_them_is_wr
         assert not (src / "scenarios" / "retail" / f"ret_{name}").exists(), name
     assert len([line for line in lines if "oversized" in line]) == 4  # one per file it would write
     # the good family still generates: one bad family never stops the rest
-    assert "RET_GOOD: wrote 20 scenario(s)" in r.stdout
-    assert len(list((src / "scenarios" / "retail" / "ret_good").glob("*.json"))) == 20
+    assert "RET_GOOD: wrote 35 scenario(s)" in r.stdout
+    assert len(list((src / "scenarios" / "retail" / "ret_good").glob("*.json"))) == 35  # 7 cases (3 at the threshold) x 5 envelopes
 
 
 # ---------------------------------------------------------------- where it writes

@@ -30,7 +30,7 @@ def test_published_floor_is_current():
 
 
 def test_the_set_has_enough_scenarios_per_column_from_enough_families():
-    """450+ scenarios, every column >= 40 from >= 8 families, no family above 5% of the set."""
+    """450+ scenarios, every column >= 40 from >= 8 families, no family above 5% of the cases."""
     from pibench_inspect.authoring.content_rules import set_problems
 
     assert set_problems(list(SHIPPED.entries.values())) == []

@@ -106,8 +106,7 @@ def test_generation_is_deterministic_and_writes_ordinary_scenarios(tmp_path):
     assert a.files == b.files
     written = write(a)
     family = load_family(EXEMPLAR, ROOT)
-    combos = 1 + len(family.constraints) + len(family.combos)
-    assert len(written) == combos * len(family.envelopes)
+    assert len(written) == len(family.combinations()) * len(family.envelopes)
     doc = json.loads(written[0].read_text())
     meta = doc["meta"]
     assert meta["scenario_id"] == f"{meta['family']}.{meta['combo']}.{meta['envelope']}"

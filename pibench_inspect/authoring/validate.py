@@ -193,7 +193,7 @@ def chosen(scenario_set: ScenarioSet, only: str | None) -> list[Entry]:
 
 def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None, tally=None,
                  only: str | None = None, jobs: int = 1, gate_seconds: float | None = None,
-                 benign=None) -> list[str]:
+                 benign=None, found_lines: list[str] | None = None) -> list[str]:
     """Problems that make a scenario set invalid (`pibench validate` exits 1 on any).
 
     Original pi-bench folders are not held to our rules: their data defects are reported by
@@ -201,7 +201,8 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
     checks to ids matching its globs (load errors are always reported). `jobs`: worker
     processes playing the gates (gate_pool.py); the problems are the same, in the same order.
     `gate_seconds`: what one scenario's gate plays may take together (gates.GATE_SECONDS).
-    `tally` and `benign` (gates.MutationTally, gates.BenignTally) get the two gates' counts.
+    `tally` and `benign` (gates.MutationTally, gates.BenignTally) get the two gates' counts;
+    `found_lines` (a list) gets the found gate's lines (found.py: per domain, the cases found, not told).
     """
     from .consistency import consistency_problems
     from .gate_pool import gate_problems_of
@@ -234,6 +235,12 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
         # balance is a property of the whole set, whatever --only checks
         everything = list(scenario_set.entries.values())
         problems += family_problems(entries) + label_balance(everything) + pressure_problems(everything)
+        from .found import found_summary
+
+        lines, told = found_summary(everything)
+        problems += told
+        if found_lines is not None:
+            found_lines += lines
     return problems
 
 

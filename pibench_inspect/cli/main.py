@@ -78,14 +78,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.only and not chosen(sset, args.only):
         print(f"error: --only {args.only}: no scenario id matches (see `pibench list`)", file=sys.stderr)
         return 2
+    found: list[str] = []
     problems = validate_set(sset, progress=progress_printer("validate"), tally=tally, only=args.only, jobs=args.jobs,
-                            gate_seconds=args.gate_seconds, benign=benign)
+                            gate_seconds=args.gate_seconds, benign=benign, found_lines=found)
     for p in problems:
         print(p)
     for line in tally.lines():
         print(f"mutation gate: {line}")
     for line in benign.lines():
         print(f"benign gate: {line}")
+    for line in found:
+        print(f"found gate: {line}")
     from ..authoring.pressure_gate import pressure_summary
 
     for line in pressure_summary(list(sset.entries.values())):

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..domain.loader import Domain
+from . import edges
 from .expr import ExprError, render
-from .model import Effect, Family, Outcome, Step
+from .model import Effect, Family, Outcome, Slot, Step
 from .slots import fill, strings_in
 
 ACTION_KINDS = ("write", "escalation")
@@ -41,6 +42,12 @@ class Case:
     nl_checks: list[dict[str, Any]] = field(default_factory=list)
     # the mutation gate's restricted facts ({text | category, why}; checks.py)
     restricted: list[dict[str, Any]] = field(default_factory=list)
+    # the combination a boundary case is an instance of (for `when` lists); else combo itself
+    stands_for: str = ""
+
+    def applies(self, when: list[str] | None) -> bool:
+        """Whether a family entry with this `when` (None: every case) applies to the case."""
+        return edges.applies(when, self.combo, self.stands_for or self.combo)
 
 
 def rendered(value: Any, env: dict[str, Any], where: str) -> Any:
@@ -91,9 +98,13 @@ def modes_of(step: Step, args: dict[str, Any]) -> dict[str, str]:
     return modes
 
 
-def build_case(family: Family, domain: Domain, combo: str, unsatisfied: list[str], base: dict[str, Any]) -> Case:
-    # every constraint's satisfied ranges, then the unsatisfied ones, the highest in precedence
-    # last: a broken constraint's state is never overwritten by another's satisfied range
+def case_env(family: Family, domain: Domain, combo: str, unsatisfied: list[str], base: dict[str, Any],
+             pins: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The slot values of a combination: every constraint's satisfied ranges, then the
+    unsatisfied ones, the highest in precedence last (a broken constraint's state is never
+    overwritten by another's satisfied range), then a boundary case's pinned value. Draws are
+    keyed by `combo`, so the same name with another unsatisfied set changes only what the
+    constraints set (the found gate compares a case with its flips that way)."""
     overrides: dict[str, Any] = {}
     for c in family.constraints:
         if c.name not in unsatisfied:
@@ -101,6 +112,7 @@ def build_case(family: Family, domain: Domain, combo: str, unsatisfied: list[str
     for c in reversed(family.constraints):
         if c.name in unsatisfied:
             overrides.update(c.unsatisfied)
+    overrides.update({n: Slot(value=v) for n, v in (pins or {}).items()})
     clock = overrides.pop("now", None)
     if clock is not None:  # a case with its own clock (before and after a revision, say)
         try:
@@ -109,9 +121,13 @@ def build_case(family: Family, domain: Domain, combo: str, unsatisfied: list[str
             raise FamilyError(f"{combo}: now: {err}") from None
         base = {"now": now, "today": str(now)[:10]}
     try:
-        env = fill(family.family, family.seed, combo, family.slots, overrides, base, strings_in(domain.seed_state))
+        return fill(family.family, family.seed, combo, family.slots, overrides, base, strings_in(domain.seed_state))
     except ValueError as err:
         raise FamilyError(f"{combo}: {err}") from None
+
+
+def build_case(family: Family, domain: Domain, combo: str, unsatisfied: list[str], base: dict[str, Any]) -> Case:
+    env = case_env(family, domain, combo, unsatisfied, base, edges.pin(family.constraints, family.slots, combo))
     path, blocked, skipped, effect, deciding = expected_path(family, unsatisfied)
     outcome: Outcome = effect or family.outcome
     calls = []
@@ -129,6 +145,7 @@ def build_case(family: Family, domain: Domain, combo: str, unsatisfied: list[str
     if off_path:
         raise FamilyError(f"{combo}: optional: {', '.join(off_path)} is not on this case's path "
                           "(blocked, skipped or not in the procedure); only a step it takes can be optional")
-    return Case(combo, unsatisfied, env, outcome, path, blocked, calls, deciding, skipped, effect)
+    return Case(combo, unsatisfied, env, outcome, path, blocked, calls, deciding, skipped, effect,
+                stands_for=edges.stands_for(family.constraints, combo, unsatisfied))
 
 

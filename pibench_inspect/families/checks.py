@@ -111,7 +111,7 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
                     "notes": f"any of {', '.join(either)} grounds this decision"})
     out += restricted_checks(family, domain, case)
     for i, extra in enumerate(family.checks):
-        if extra.when is not None and case.combo not in extra.when:
+        if not case.applies(extra.when):
             continue
         c = rendered(extra.check.model_dump(exclude_none=True, by_alias=True, exclude={"outcome_id"}), env, f"checks[{i}]")
         if c["type"] == "nl_assertion_llm_judge":
@@ -130,7 +130,7 @@ def restricted_checks(family: Family, domain: Domain, case: Case) -> list[dict[s
     out, env, seen = [], case.env, set()
     final = rendered(case.outcome.final_message, env, f"{case.combo}: final_message")
     for i, r in enumerate(family.restricted):
-        if not r.applies(case.combo, case.unsatisfied):
+        if not (r.applies(case.combo, case.unsatisfied) or case.applies(r.when)):
             continue
         why = r.why and rendered(r.why, env, f"restricted[{i}].why")
         if r.text is not None:

@@ -222,7 +222,7 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
                                          if c["type"] == "message_not_contains" and c["outcome_id"][4:].startswith("EXTRA")],
         "equivalent": equivalents(family, case, domain),
         "not_benign": [{"variant": d.variant, "reason": rendered(d.reason, env, f"not_benign[{i}].reason")}
-                       for i, d in enumerate(family.not_benign) if d.when is None or case.combo in d.when],
+                       for i, d in enumerate(family.not_benign) if case.applies(d.when)],
     }
     if any(gate.values()):
         doc["mutation_gate"] = {k: v for k, v in gate.items() if v}
@@ -243,6 +243,10 @@ def generate(family: Family, domain: Domain) -> list[tuple[str, dict[str, Any]]]
         raise FamilyError(f"available_tools: the steps call {', '.join(missing)}, which are not offered")
     if domain.config.decision_tool not in offered:
         raise FamilyError(f"available_tools: must offer the decision tool {domain.config.decision_tool}")
+    for i, c in enumerate(family.constraints):
+        if c.threshold is not None and c.threshold.clause not in domain.policy_text:
+            raise FamilyError(f"constraints[{i}] ({c.name}).threshold.clause: {c.threshold.clause!r} "
+                              f"does not occur in the {domain.name} policy")
     now = rendered(family.now, {}, "now")
     base = {"now": now, "today": str(now)[:10]}
     out = []

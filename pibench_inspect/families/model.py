@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ..scenario.model import ArgumentMode, Equivalent, Fact, Label, PolicyCheck, ResultTest
 from ..scenario.pressure import TACTICS, TacticKind, check_when, closing_keys
 from . import bounds as b
+from . import edges
 
 FORMAT = "pibench_family_v1"
 # the original generator's behavioural envelopes, by our names; a family may add its own
@@ -218,6 +219,19 @@ class Effect(Outcome):
     pushed: list[str] | None = None
 
 
+class Threshold(Strict):
+    """A number the policy names that decides the constraint (RETAIL-6.1's 7 days): the family
+    gets the cases `<constraint>_under`, `_at` and `_over` with `slot` pinned to at - step, at
+    and at + step (families/edges.py). `at_satisfies`: whether the value `at` itself satisfies
+    the constraint (day 7 of a 7-day period does)."""
+
+    slot: str = Field(min_length=1)
+    at: float
+    step: float = Field(gt=0)
+    at_satisfies: bool
+    clause: str = Field(min_length=1)
+
+
 class Constraint(Strict):
     """State that, when not satisfied, blocks steps and changes the label. Listed in the
     policy's precedence order: when several are unsatisfied, the first one decides."""
@@ -227,6 +241,7 @@ class Constraint(Strict):
     satisfied: dict[str, Slot] = Field(default_factory=dict)
     unsatisfied: dict[str, Slot] = Field(default_factory=dict)
     when_unsatisfied: Effect
+    threshold: Threshold | None = None
 
 
 class Combo(Strict):
@@ -400,7 +415,7 @@ class Family(Strict):
             for s in ids:
                 if s not in steps:
                     problems.append(f"{where}: no step {s!r} in steps")
-        names = [c.name for c in self.constraints] + [c.name for c in self.combos]
+        names = [c.name for c in self.constraints] + [c.name for c in self.combos] + edges.boundary_names(self.constraints)
         for n in sorted({n for n in names if names.count(n) > 1} | ({ALL_MET} & set(names))):
             problems.append(f"constraints/combos: the name {n!r} is used twice or reserved")
         seen_satisfied: dict[str, tuple[str, Any]] = {}
@@ -417,6 +432,9 @@ class Family(Strict):
                     if n not in self.slots:
                         problems.append(f"constraints[{i}].{side}: {n!r} is not a slot of the family "
                                         "(a constraint replaces a slot's range; declare the slot in slots)")
+        for i, c in enumerate(self.constraints):
+            if c.threshold is not None:
+                problems += edges.threshold_problems(i, c, self.slots)
         single = {c.name for c in self.constraints}
         for i, combo in enumerate(self.combos):
             for n in combo.unsatisfied:
@@ -451,7 +469,8 @@ class Family(Strict):
                 for n in c.when or []:
                     if n not in every:
                         problems.append(f"{field}[{i}].when: no combination {n!r}")
-        variants = (1 + len(self.constraints) + len(self.combos)) * len(self.envelopes)
+        cases = 1 + len(self.constraints) + len(self.combos) + len(edges.boundary_names(self.constraints))
+        variants = cases * len(self.envelopes)
         if variants > b.MAX_VARIANTS:
             problems.append(f"combinations x envelopes: {variants} scenarios, more than {b.MAX_VARIANTS} (MAX_VARIANTS)")
         if problems:
@@ -459,7 +478,8 @@ class Family(Strict):
         return self
 
     def combinations(self) -> list[tuple[str, list[str]]]:
-        """(name, unsatisfied constraints) of every combination, all-met first."""
+        """(name, unsatisfied constraints) of every combination, all-met first, the boundary
+        cases of thresholds last."""
         return [(ALL_MET, [])] + [(c.name, [c.name]) for c in self.constraints] + [
             (c.name, list(c.unsatisfied)) for c in self.combos
-        ]
+        ] + edges.boundaries(self.constraints, self.slots)
