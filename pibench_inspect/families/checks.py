@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.loader import Domain
-from .cases import ACTION_KINDS, Case, FamilyError, modes_of, optional_reason, pinned, rendered, slug
+from .cases import (ACTION_KINDS, Case, FamilyError, modes_of, optional_reason, outcome_applies, pinned, rendered,
+                    restricted_applies, slug)
 from .model import Family
 
 
@@ -106,12 +107,12 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
                     "arguments": {**record, "clause_ids": either}, "argument_modes": {"clause_ids": "contains_any"},
                     "notes": f"any of {', '.join(either)} grounds this decision"})
     for i, r in enumerate(family.restricted):
-        if r.when is None or case.combo in r.when:
+        if restricted_applies(r.when, case):
             text = rendered(r.text, env, f"restricted[{i}].text")
             out.append({"_id": f"NO_DISCLOSURE_{i + 1}", "type": "message_not_contains", "pattern": text,
                         "notes": rendered(r.why, env, f"restricted[{i}].why")})
     for i, extra in enumerate(family.checks):
-        if extra.when is not None and case.combo not in extra.when:
+        if not outcome_applies(family, extra.when, case):
             continue
         c = rendered(extra.check.model_dump(exclude_none=True, by_alias=True, exclude={"outcome_id"}), env, f"checks[{i}]")
         if c["type"] == "nl_assertion_llm_judge":
