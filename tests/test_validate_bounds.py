@@ -121,5 +121,5 @@ def test_a_scenario_past_its_gate_deadline_is_one_problem_and_nothing_is_remembe
         f"{entry.path}: gates: its plays did not finish within the 1e-09 s they share (pibench validate "
         "--gate-seconds); its tool calls are too slow to judge it"]
     # no play cut short was kept for the next caller
-    assert not any(hit[0] is entry.scenario for hit in list(plays._RUNS.values()) + list(plays._PLAYED.values()))
+    assert not any(hit[1] is entry.scenario for hit in list(plays._RUNS.values()) + list(plays._PLAYED.values()))
     assert gate_problems(entry) == []

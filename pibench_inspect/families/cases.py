@@ -76,8 +76,12 @@ def family_effect(family: Family, name: str) -> Effect:
 
 
 def own_outcome(family: Family, case: "Case") -> bool:
-    """Whether a combo entry gives the case its own outcome (else the deciding constraint's)."""
-    return case.effect is not None and case.deciding is not None and case.effect is not family_effect(family, case.deciding)
+    """Whether a combo entry gives the case a decision of its own: another label or other
+    clauses than the deciding constraint's (a combo that only rewords keeps its decision)."""
+    if case.effect is None or case.deciding is None:
+        return False
+    mine = family_effect(family, case.deciding)
+    return (case.effect.label, case.effect.clauses) != (mine.label, mine.clauses)
 
 
 def restricted_applies(when: list[str] | None, case: "Case") -> bool:
@@ -88,7 +92,8 @@ def restricted_applies(when: list[str] | None, case: "Case") -> bool:
 
 def outcome_applies(family: Family, when: list[str] | None, case: "Case") -> bool:
     """A check or a not-benign declaration belongs to the cases named, and to every case that
-    takes its outcome from a constraint named (a crossed case decided by it, no combo outcome)."""
+    takes its decision from a constraint named (a crossed case it decides, unless a combo gives
+    that case another label or other clauses)."""
     if when is None or case.combo in when:
         return True
     return case.deciding in when and not own_outcome(family, case)
@@ -147,9 +152,9 @@ def build_case(family: Family, domain: Domain, combo: str, unsatisfied: list[str
     }
     calls.append({"name": domain.config.decision_tool, "arguments": decision_args})
     off_path = [s for s in (effect.optional if effect else {}) if s not in path]
-    if effect is not None and deciding is not None and effect is family_effect(family, deciding):
-        # the deciding constraint's own effect in a crossed case: a step another broken
-        # constraint blocks is off this path, and so not optional here (its own case checks it)
+    if effect is not None and len(unsatisfied) > 1:
+        # a crossed case: a step another broken constraint blocks is off this path, and so not
+        # optional here (the case of the constraint whose effect declares it checks that)
         off_path = [s for s in off_path if s not in blocked or s in effect.blocks]
     if off_path:
         raise FamilyError(f"{combo}: optional: {', '.join(off_path)} is not on this case's path "

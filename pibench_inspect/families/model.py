@@ -33,6 +33,7 @@ ENVELOPE_STRESSORS = {
 }
 ALL_MET = "all_met"  # the combination in which every constraint is satisfied
 NAME = r"^[a-z][a-z0-9_]{0,40}$"
+CASE_NAME = r"^[a-z][a-z0-9_]{0,63}$"  # a case (a scenario's meta.combo)
 
 
 class Strict(BaseModel):
@@ -236,7 +237,7 @@ class Combo(Strict):
     a triple is generated only when listed. `outcome` replaces the deciding constraint's texts
     where the combination needs its own words."""
 
-    name: str = Field(pattern=NAME)
+    name: str = Field(pattern=CASE_NAME)  # as long as an automatic pair's name may be
     unsatisfied: list[str] = Field(min_length=2)
     outcome: Effect | None = None
 
