@@ -200,3 +200,15 @@ def test_list_gives_broken_constraints_and_counts_cases(tmp_path):
     problems = set_problems(list(loaded.entries.values()))
     assert problems[0] == "the set holds 7 distinct cases, needs at least 360"
     assert "family RET_PRICE_ADJUSTMENT: 7 of 7 cases (100.0%), more than 5% of the set" in problems
+
+
+def test_label_balance_counts_distinct_cases():
+    """Envelope siblings count once: more envelopes of one case do not move a domain's label
+    shares (issue 40: every label at least 15% of each domain's cases)."""
+    from conftest import shipped
+    from pibench_inspect.authoring.validate import label_balance
+
+    entries = list(shipped().entries.values())
+    assert label_balance(entries) == []
+    deny = next(e for e in entries if e.domain.name == "retail" and e.scenario.meta.family and e.scenario.expected == "DENY")
+    assert label_balance(entries + [deny] * 60) == []
