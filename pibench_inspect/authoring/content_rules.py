@@ -125,10 +125,14 @@ def content_problems(domain: str, entries: list[Entry], policy_words: int) -> li
         out.append(f"{domain}: {n} scenarios, needs at least {req['scenarios']}")
     if policy_words < req["words"]:
         out.append(f"{domain}: policy has {policy_words} words, needs at least {req['words']}")
-    labels = Counter(e.scenario.expected for e in entries)
+    from .case_counts import cases
+
+    # labels by distinct case (issue 40): envelope siblings are one observation
+    one = list(cases(entries).values())
+    labels = Counter(e.scenario.expected for e in one)
     for label in LABELS:
-        if n and labels[label] / n < 0.15:
-            out.append(f"{domain}: label {label} is {labels[label]}/{n} scenarios, needs at least 15%")
+        if one and labels[label] / len(one) < 0.15:
+            out.append(f"{domain}: label {label} is {labels[label]}/{len(one)} distinct cases, needs at least 15%")
     columns = {e.scenario.primary for e in entries}
     for col in COLUMNS:
         if col not in columns:

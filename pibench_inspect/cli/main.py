@@ -117,15 +117,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def domain_lines(sset) -> list[str]:
-    """Per domain of our own layout: the multi-constraint share of its generated cases."""
-    from ..authoring.case_counts import multi_share, share
+    """One line per domain of our own layout: its figures (case_counts.DOMAIN_FIGURES, each a
+    function of the domain's entries), joined by '; '."""
+    from ..authoring.case_counts import DOMAIN_FIGURES
 
     by: dict[str, list] = {}
     for e in sset.entries.values():
         if not e.domain.original_layout:
             by.setdefault(e.domain.name, []).append(e)
-    return [f"{d}: multi-constraint cases {share(*multi_share(mine))} of generated cases"
-            for d, mine in sorted(by.items())]
+    return [f"{d}: " + "; ".join(figure(mine) for figure in DOMAIN_FIGURES) for d, mine in sorted(by.items())]
 
 
 def duration(seconds: float) -> str:
