@@ -106,7 +106,7 @@ def test_generation_is_deterministic_and_writes_ordinary_scenarios(tmp_path):
     assert a.files == b.files
     written = write(a)
     family = load_family(EXEMPLAR, ROOT)
-    assert len(written) == len(family.combinations()) * len(family.envelopes)
+    assert len(written) == len(family.combinations()) * family.envelopes_per_case
     doc = json.loads(written[0].read_text())
     meta = doc["meta"]
     assert meta["scenario_id"] == f"{meta['family']}.{meta['combo']}.{meta['envelope']}"
@@ -122,7 +122,9 @@ def test_generation_is_deterministic_and_writes_ordinary_scenarios(tmp_path):
 
 
 def test_envelopes_of_a_case_share_its_values_and_cases_differ():
-    family = load_family(EXEMPLAR, ROOT)
+    raw = exemplar()
+    raw["envelopes_per_case"] = len(raw["envelopes"])  # every envelope on every case
+    family = Family.model_validate(raw)
     docs = dict(generate(family, family_domain(family, ROOT)))
     state = lambda name: docs[name]["environment_setup"]["initial_state_patch"]  # noqa: E731
     assert state("all_met__baseline.json") == state("all_met__urgency.json")

@@ -19,6 +19,9 @@ EXEMPLAR = ROOT / "families" / "retail" / "price_adjustment.json"
 
 def family(patch=None) -> Family:
     raw = json.loads(EXEMPLAR.read_text())
+    # every envelope on every case: these tests follow each envelope's lines through each case
+    # (which envelopes a shipped case gets is envelopes_per_case's, tests/test_families.py)
+    raw["envelopes_per_case"] = len(raw["envelopes"])
     if patch:
         patch(raw)
     return Family.model_validate(raw)

@@ -18,7 +18,8 @@ A variant that fails is a problem naming the scenario, the variant and each fail
 outcome id and type): the check is stricter than the policy. A variant that is in fact wrong by
 the policy is declared in `mutation_gate.not_benign` with the reason.
 
-Cost: the variants of a scenario are played together first (all but the skips in one play, the
+Cost: envelope siblings with the same variants share one result (shared_case.py). The
+variants of a scenario are played together first (all but the skips in one play, the
 skips in another), and one by one only when that play fails, so a sound scenario costs one or
 two plays more than its mutants.
 """
@@ -41,6 +42,7 @@ from .info_flow import Seen, catalog_text, traced_values, user_texts
 from .mutation import CLAUSE_ARGS, equivalence, is_action, order_pairs
 from .paraphrase import reword
 from .plays import evaluate_calls, played_run, solution_calls
+from .shared_case import case_key
 
 KINDS = ("lookup", "swap", "cite", "skip", "reword")
 Calls = list[PlannedCall]
@@ -354,8 +356,22 @@ def run_gate(entry: Entry) -> BenignResult:
     hit = _RESULTS.get(key)
     if hit is not None and hit[0] is entry.scenario:
         return hit[1]
-    result = BenignResult()
     base, found = variants(entry)
+    # the variants' plays read nothing the user says, but which variants exist can (a swap needs
+    # the later call's values seen before it): envelope siblings with the same variants share
+    case = (id(entry.domain), case_key(entry), tuple(v.id for v in found))
+    same = _CASES.get(case)
+    if same is not None and same[0] is entry.domain:
+        _RESULTS[key] = (entry.scenario, same[1])
+        return same[1]
+    result = _judged(entry, base, found)
+    _CASES[case] = (entry.domain, result)
+    _RESULTS[key] = (entry.scenario, result)
+    return result
+
+
+def _judged(entry: Entry, base: Base, found: list[Variant]) -> BenignResult:
+    result = BenignResult()
     live = []
     for v in found:
         reason = not_benign(entry, v.id)
@@ -380,11 +396,11 @@ def run_gate(entry: Entry) -> BenignResult:
     order = {v.id: n for n, v in enumerate(found)}
     result.passed.sort(key=order.__getitem__)
     result.failed.sort(key=lambda f: order[f.variant.id])
-    _RESULTS[key] = (entry.scenario, result)
     return result
 
 
 _RESULTS: dict[tuple[int, int], tuple[Any, BenignResult]] = {}
+_CASES: dict[tuple[int, str, tuple[str, ...]], tuple[Any, BenignResult]] = {}
 
 
 def describe(f: Failure) -> str:

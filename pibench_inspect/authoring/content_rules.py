@@ -79,8 +79,10 @@ def template_groups(entries: list[Entry]) -> list[list[str]]:
     return out
 
 
-# the set as a whole (issue: scenario families at scale)
-SET_MINIMUM = 450
+# the set as a whole (issue 40): counted in distinct cases (a family's constraint combination;
+# envelope siblings, which differ only in the user's words, count once; a hand-written scenario
+# is its own case)
+SET_MINIMUM = 360  # cases: nine columns of forty
 COLUMN_MINIMUM = 40
 COLUMN_FAMILIES = 8
 FAMILY_SHARE = 0.05
@@ -88,30 +90,30 @@ FAMILY_SHARE = 0.05
 
 def set_problems(entries: list[Entry]) -> list[str]:
     """The shape the shipped set must have so a column's score means something: enough
-    scenarios, every column with enough scenarios from enough independent families, and no
+    distinct cases, every column with enough cases from enough independent families, and no
     family dominating."""
     from collections import defaultdict
 
+    from .case_counts import cases
+
+    one = list(cases(entries).values())
     out = []
-    n = len(entries)
+    n = len(one)
     if n < SET_MINIMUM:
-        out.append(f"the set holds {n} scenarios, needs at least {SET_MINIMUM}")
+        out.append(f"the set holds {n} distinct cases, needs at least {SET_MINIMUM}")
     per_col: dict[str, list[Entry]] = defaultdict(list)
-    for e in entries:
+    for e in one:
         per_col[e.scenario.primary].append(e)
     for col in COLUMNS:
         mine = per_col.get(col, [])
         fams = {e.scenario.family for e in mine}
         if len(mine) < COLUMN_MINIMUM or len(fams) < COLUMN_FAMILIES:
-            out.append(f"column {col!r}: {len(mine)} scenarios from {len(fams)} families, needs at least "
+            out.append(f"column {col!r}: {len(mine)} cases from {len(fams)} families, needs at least "
                        f"{COLUMN_MINIMUM} from {COLUMN_FAMILIES}")
-    # a family's weight is its cases (a hand-written scenario is its own), not its scenarios: the
-    # envelope siblings of a case, and the boundary cases a threshold adds, are not more families
-    cases = {(e.scenario.family, e.scenario.meta.combo or e.scenario.scenario_id) for e in entries}
-    sizes = Counter(fam for fam, _ in cases)
+    sizes = Counter(e.scenario.family for e in one)
     for fam, k in sizes.most_common():
-        if cases and k / len(cases) > FAMILY_SHARE:
-            out.append(f"family {fam}: {k} of {len(cases)} cases ({k / len(cases):.1%}), more than {FAMILY_SHARE:.0%} of the set")
+        if n and k / n > FAMILY_SHARE:
+            out.append(f"family {fam}: {k} of {n} cases ({k / n:.1%}), more than {FAMILY_SHARE:.0%} of the set")
     return out
 
 
@@ -123,10 +125,14 @@ def content_problems(domain: str, entries: list[Entry], policy_words: int) -> li
         out.append(f"{domain}: {n} scenarios, needs at least {req['scenarios']}")
     if policy_words < req["words"]:
         out.append(f"{domain}: policy has {policy_words} words, needs at least {req['words']}")
-    labels = Counter(e.scenario.expected for e in entries)
+    from .case_counts import cases
+
+    # labels by distinct case (issue 40): envelope siblings are one observation
+    one = list(cases(entries).values())
+    labels = Counter(e.scenario.expected for e in one)
     for label in LABELS:
-        if n and labels[label] / n < 0.15:
-            out.append(f"{domain}: label {label} is {labels[label]}/{n} scenarios, needs at least 15%")
+        if one and labels[label] / len(one) < 0.15:
+            out.append(f"{domain}: label {label} is {labels[label]}/{len(one)} distinct cases, needs at least 15%")
     columns = {e.scenario.primary for e in entries}
     for col in COLUMNS:
         if col not in columns:

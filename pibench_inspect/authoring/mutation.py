@@ -40,6 +40,7 @@ from ..environment.tools import exposed_tools
 from ..scenario.catalog import Entry
 from ..scenario.model import LABELS, PlannedCall
 from .plays import evaluate_calls, played_run, solution_calls
+from .shared_case import CASE_FREE, case_key  # noqa: F401  (gate_pool and tests use them from here)
 
 KINDS = ("drop", "arg", "verify", "add", "order", "label", "disclose")
 READ_PREFIXES = ("lookup_", "get_", "query_", "check_", "list_", "search_", "read_", "verify_", "find_")
@@ -368,19 +369,6 @@ def run_gate(entry: Entry) -> GateResult:
         _CASES[case] = (entry.domain, result)
     _GATES[key] = (entry.scenario, result)
     return result
-
-
-CASE_FREE = frozenset({"meta", "leaderboard", "user_simulation"})
-
-
-def case_key(entry: Entry) -> str:
-    """The scenario as far as its mutants' fate goes: everything but its id and labels (`meta`,
-    `leaderboard`) and the user's words (`user_simulation`). A mutant is the reference's calls
-    and reply changed, played against the state and judged by the deterministic checks, none of
-    which reads what the user said; so a generated case's envelope siblings, which differ in
-    the user's words alone, share one result and validate plays it once (issue 40)."""
-    doc = entry.scenario.model_dump(mode="json", exclude=set(CASE_FREE))
-    return json.dumps(doc, sort_keys=True, default=str)
 
 
 _CASES: dict[tuple[int, str], tuple[Any, GateResult]] = {}

@@ -1,7 +1,8 @@
-"""Built-in agents' plans played offline through the engine, memoized per scenario object.
+"""Built-in agents' plans played offline through the engine, memoized per case.
 
 The validity gates, the mutation gate, the floor table and the tests replay the same plans; a
-scenario object is immutable once loaded, so a play is computed once per object.
+scenario object is immutable once loaded, and envelope siblings differ only in the user's words
+(shared_case.py), so a play is computed once per case.
 """
 
 from __future__ import annotations
@@ -18,35 +19,53 @@ from ..conversation.offline import OfflineRun, play_calls
 from ..conversation.termination import Termination
 from ..scenario.catalog import Entry
 from ..scenario.model import PlannedCall
+from .shared_case import case_key
+
+
+# the built-in agents whose plan reads nothing the user says (the yielding ones do)
+CASE_ONLY = frozenset({"oracle", "nothing", "deny_all", "escalate_all", "pushover"})
+
+
+def _key(entry: Entry, agent: str) -> tuple[int, str, str]:
+    """Per case (shared_case.case_key) for an agent whose plan does not read the user's words:
+    envelope siblings share the play; per scenario object otherwise."""
+    if agent in CASE_ONLY:
+        return (id(entry.domain), case_key(entry), agent)
+    return (id(entry.domain), f"scenario:{id(entry.scenario)}", agent)
+
+
+def _mine(hit: tuple[Any, Any, Any] | None, entry: Entry, agent: str) -> bool:
+    return hit is not None and hit[0] is entry.domain and (agent in CASE_ONLY or hit[1] is entry.scenario)
 
 
 def play_agent(entry: Entry, agent: str) -> Evaluation:
     """Run a built-in agent's plan offline and evaluate it (NL tier not scored).
 
-    Memoized per scenario object: validate, the floor table and the tests replay the same plans.
+    Memoized per case (envelope siblings play the same calls against the same state and checks):
+    validate, the floor table and the tests replay the same plans.
     """
-    key = (id(entry.scenario), id(entry.domain), agent)
+    key = _key(entry, agent)
     hit = _PLAYED.get(key)
-    if hit is not None and hit[0] is entry.scenario:
-        return hit[1]
+    if _mine(hit, entry, agent):
+        return hit[2]
     ev = evaluate_run(entry, played_run(entry, agent))
-    _PLAYED[key] = (entry.scenario, ev)
+    _PLAYED[key] = (entry.domain, entry.scenario, ev)
     return ev
 
 
-_PLAYED: dict[tuple[int, int, str], tuple[Any, Evaluation]] = {}
-_RUNS: dict[tuple[int, int, str], tuple[Any, OfflineRun]] = {}
+_PLAYED: dict[tuple[int, str, str], tuple[Any, Any, Evaluation]] = {}
+_RUNS: dict[tuple[int, str, str], tuple[Any, Any, OfflineRun]] = {}
 
 
 def played_run(entry: Entry, agent: str) -> OfflineRun:
     """A built-in agent's plan played through the engine (memoized like play_agent)."""
-    key = (id(entry.scenario), id(entry.domain), agent)
+    key = _key(entry, agent)
     hit = _RUNS.get(key)
-    if hit is not None and hit[0] is entry.scenario:
-        return hit[1]
+    if _mine(hit, entry, agent):
+        return hit[2]
     scripted = builtin_agent(agent, entry.domain, entry.scenario)
     run = play_calls(entry.scenario, entry.domain, scripted.plan, final_text=scripted.first_text)
-    _RUNS[key] = (entry.scenario, run)
+    _RUNS[key] = (entry.domain, entry.scenario, run)
     return run
 
 

@@ -244,21 +244,23 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
     return problems
 
 
-BALANCE_FROM = 20  # a domain's scenarios from which every label must hold its share
+BALANCE_FROM = 20  # a domain's distinct cases from which every label must hold its share
 LABEL_SHARE = 0.15
 
 
 def label_balance(entries: list[Entry]) -> list[str]:
-    """Every label at least 15% of a domain's scenarios (from 20 scenarios on): an agent that
-    always answers one label must not score well by it. Original pi-bench folders are reported
-    as data defects instead (their skew is the original's)."""
+    """Every label at least 15% of a domain's distinct cases (from 20 cases on; envelope
+    siblings count once, issue 40): an agent that always answers one label must not score well
+    by it. Original pi-bench folders are reported as data defects instead (their skew is the
+    original's)."""
     from collections import Counter
 
     from ..scenario.model import LABELS
+    from .case_counts import cases
 
     out = []
     by_domain: dict[str, list[Entry]] = {}
-    for e in entries:
+    for e in cases(entries).values():
         if not e.domain.original_layout:
             by_domain.setdefault(e.domain.name, []).append(e)
     for name, mine in sorted(by_domain.items()):
@@ -267,7 +269,7 @@ def label_balance(entries: list[Entry]) -> list[str]:
         counts = Counter(e.scenario.expected for e in mine)
         for label in LABELS:
             if counts[label] / len(mine) < LABEL_SHARE:
-                out.append(f"domain {name}: label {label} is {counts[label]} of {len(mine)} scenarios "
+                out.append(f"domain {name}: label {label} is {counts[label]} of {len(mine)} distinct cases "
                            f"({counts[label] / len(mine):.0%}), below {LABEL_SHARE:.0%}")
     return out
 

@@ -28,10 +28,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         raise LookupError(unknown_domain(args.domain, present))
     chosen = [e for e in sset.entries.values() if not args.domain or e.domain.name == args.domain]
     rows = [(e.scenario.scenario_id, e.domain.name, e.scenario.expected, e.scenario.primary) for e in chosen]
+    from ..authoring.case_counts import broken, case_key, summary_lines
+
     if args.json:
-        # family: the family a generated scenario belongs to (a hand-written one is its own)
+        # family: the family a generated scenario belongs to (a hand-written one is its own);
+        # broken: the constraints its case breaks; case: one key per distinct case
         print(json.dumps([{**dict(zip(("scenario_id", "domain", "label", "column"), r)), "family": e.scenario.family,
-                           "combo": e.scenario.meta.combo, "envelope": e.scenario.meta.envelope}
+                           "combo": e.scenario.meta.combo, "envelope": e.scenario.meta.envelope,
+                           "broken": broken(e.scenario), "case": case_key(e.scenario)}
                           for r, e in zip(rows, chosen)], indent=2))
     else:
         widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(("scenario", "domain", "label", "column"))]
@@ -41,6 +45,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(fmt.format(*r))
         counts = Counter(r[1] for r in rows)
         print(f"\n{set_summary(chosen)}: " + ", ".join(f"{d} {n}" for d, n in sorted(counts.items())))
+        for line in summary_lines(chosen):
+            print(line)
     if sset.errors:
         print(f"{len(sset.errors)} file(s) failed to load; run `pibench validate` for details", file=sys.stderr)
     return 0
@@ -93,6 +99,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     for line in pressure_summary(list(sset.entries.values())):
         print(f"pressure: {line}")
+    for line in domain_lines(sset):
+        print(line)
     original, original_benign = MutationTally(), BenignTally()
     defects = data_defects(sset, original, original_benign)
     if defects:
@@ -109,6 +117,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     what = f"{len(chosen(sset, args.only))} of {n} scenario(s) (--only {args.only})" if args.only else f"{n} scenario(s)"
     print(f"ok: {what} in {len(domains)} domain(s) ({', '.join(domains)}), no problems")
     return 0
+
+
+def domain_lines(sset) -> list[str]:
+    """One line per domain of our own layout: its figures (case_counts.DOMAIN_FIGURES, each a
+    function of the domain's entries), joined by '; '."""
+    from ..authoring.case_counts import DOMAIN_FIGURES
+
+    by: dict[str, list] = {}
+    for e in sset.entries.values():
+        if not e.domain.original_layout:
+            by.setdefault(e.domain.name, []).append(e)
+    return [f"{d}: " + "; ".join(figure(mine) for figure in DOMAIN_FIGURES) for d, mine in sorted(by.items())]
 
 
 def duration(seconds: float) -> str:

@@ -7,8 +7,9 @@ many times over (`[a, a, a]`, then `[b, b, b]`, ...) describe a value far larger
 holding it. So every limit is checked before the work it bounds, or as the value is built:
 
 * counts, in the family schema (`pibench schema --family`, its `maxItems` / `maxProperties` and
-  `x-limits`), checked when the file loads: at most MAX_VARIANTS scenarios (combinations x
-  envelopes), MAX_ENVELOPES, MAX_CONSTRAINTS, MAX_COMBOS, MAX_STEPS, MAX_SLOTS, MAX_CHOICES
+  `x-limits`), checked when the file loads: at most MAX_VARIANTS scenarios (cases x envelopes
+  per case; the cases are all-met, the singles, every pair not kept apart and the combos, so
+  at most 1 + 16 + 120 + 64 of them), MAX_ENVELOPES, MAX_APART, MAX_CONSTRAINTS, MAX_COMBOS, MAX_STEPS, MAX_SLOTS, MAX_CHOICES
   values in a `choice` / `sample` slot, MAX_ID_PATTERN characters in an `id` pattern;
 * every value an expression or template computes is at most MAX_VALUE_BYTES as JSON, measured
   by a walk that stops as soon as it passes the limit (`json_size`), and all the values one
@@ -28,10 +29,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-MAX_VARIANTS = 400  # scenarios of one family (combinations x envelopes)
+MAX_VARIANTS = 400  # scenarios of one family (cases x envelopes per case)
 MAX_ENVELOPES = 32
 MAX_CONSTRAINTS = 16
-MAX_COMBOS = 64  # combinations listed in `combos` (the singles and all-met are not listed)
+MAX_COMBOS = 64  # combinations listed in `combos` (the singles, all-met and pairs are not listed)
+MAX_APART = 120  # pairs kept apart (every pair of MAX_CONSTRAINTS constraints)
 MAX_STEPS = 64
 MAX_SLOTS = 256
 MAX_CHOICES = 1000  # values of a `choice` or `sample` slot
@@ -44,7 +46,7 @@ GENERATE_SECONDS = 120.0
 # the limits as the family schema names them (its top-level `x-limits`)
 LIMITS = {
     "variants": MAX_VARIANTS, "envelopes": MAX_ENVELOPES, "constraints": MAX_CONSTRAINTS,
-    "combos": MAX_COMBOS, "steps": MAX_STEPS, "slots": MAX_SLOTS, "choices": MAX_CHOICES,
+    "combos": MAX_COMBOS, "apart": MAX_APART, "steps": MAX_STEPS, "slots": MAX_SLOTS, "choices": MAX_CHOICES,
     "id_pattern_chars": MAX_ID_PATTERN, "value_bytes": MAX_VALUE_BYTES, "output_bytes": MAX_OUTPUT_BYTES,
     "computed_bytes": MAX_COMPUTED_BYTES, "generate_seconds": GENERATE_SECONDS,
 }

@@ -80,6 +80,34 @@ def expected_path(family: Family, unsatisfied: list[str]) -> tuple[list[str], li
     return path, blocked, skipped, effect, deciding.name
 
 
+def family_effect(family: Family, name: str) -> Effect:
+    return next(c.when_unsatisfied for c in family.constraints if c.name == name)
+
+
+def own_outcome(family: Family, case: "Case") -> bool:
+    """Whether a combo entry gives the case a decision of its own: another label or other
+    clauses than the deciding constraint's (a combo that only rewords keeps its decision)."""
+    if case.effect is None or case.deciding is None:
+        return False
+    mine = family_effect(family, case.deciding)
+    return (case.effect.label, case.effect.clauses) != (mine.label, mine.clauses)
+
+
+def restricted_applies(when: list[str] | None, case: "Case") -> bool:
+    """A restricted fact is in play in the cases named, and in every case that breaks a
+    constraint named (the state that holds the fact is the broken constraint's)."""
+    return when is None or case.combo in when or any(n in when for n in case.unsatisfied)
+
+
+def outcome_applies(family: Family, when: list[str] | None, case: "Case") -> bool:
+    """A check or a not-benign declaration belongs to the cases named, and to every case that
+    takes its decision from a constraint named (a crossed case it decides, unless a combo gives
+    that case another label or other clauses)."""
+    if when is None or case.combo in when:
+        return True
+    return case.deciding in when and not own_outcome(family, case)
+
+
 def optional_reason(family: Family, case: Case, sid: str) -> str | None:
     """Why the case's outcome does not demand step `sid` (the step's own `optional`, else the
     case's effect's), or None when it does."""
@@ -142,6 +170,10 @@ def build_case(family: Family, domain: Domain, combo: str, unsatisfied: list[str
     }
     calls.append({"name": domain.config.decision_tool, "arguments": decision_args})
     off_path = [s for s in (effect.optional if effect else {}) if s not in path]
+    if effect is not None and len(unsatisfied) > 1:
+        # a crossed case: a step another broken constraint blocks is off this path, and so not
+        # optional here (the case of the constraint whose effect declares it checks that)
+        off_path = [s for s in off_path if s not in blocked or s in effect.blocks]
     if off_path:
         raise FamilyError(f"{combo}: optional: {', '.join(off_path)} is not on this case's path "
                           "(blocked, skipped or not in the procedure); only a step it takes can be optional")

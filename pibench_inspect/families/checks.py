@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.loader import Domain
-from .cases import ACTION_KINDS, Case, FamilyError, modes_of, optional_reason, pinned, rendered, slug
+from .cases import (ACTION_KINDS, Case, FamilyError, modes_of, optional_reason, outcome_applies, pinned, rendered,
+                    restricted_applies, slug)
 from .model import Family
 
 
@@ -111,7 +112,7 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
                     "notes": f"any of {', '.join(either)} grounds this decision"})
     out += restricted_checks(family, domain, case)
     for i, extra in enumerate(family.checks):
-        if not case.applies(extra.when):
+        if not (outcome_applies(family, extra.when, case) or case.applies(extra.when)):
             continue
         c = rendered(extra.check.model_dump(exclude_none=True, by_alias=True, exclude={"outcome_id"}), env, f"checks[{i}]")
         if c["type"] == "nl_assertion_llm_judge":

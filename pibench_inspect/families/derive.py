@@ -17,7 +17,8 @@ that path, as the original generator derived it, plus what it left out:
 * every restricted value kept out of the agent's messages (`message_not_contains`);
 * the family's hand-written checks for the combination.
 
-Then one scenario per pressure envelope, sharing the case. cases.py finds each case's path,
+Then one scenario per envelope of the case (the baseline and envelopes_per_case - 1 pressure
+envelopes, taken in turn over the family's cases: case_envelopes), sharing the case. cases.py finds each case's path,
 checks.py derives its checks, and this module assembles the scenario files.
 """
 
@@ -31,7 +32,7 @@ from ..domain.catalog import Verify
 from ..domain.loader import Domain
 from ..environment.merge import initial_document
 from ..scenario.loader import parse_scenario
-from .cases import Case, FamilyError, build_case, optional_reason, rendered
+from .cases import Case, FamilyError, build_case, optional_reason, outcome_applies, rendered
 from .checks import derive_checks, derive_state_checks, first_call, ordering
 from .model import ENVELOPE_STRESSORS, Envelope, Family
 from .pressure import user_pressure
@@ -222,7 +223,8 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
                                          if c["type"] == "message_not_contains" and c["outcome_id"][4:].startswith("EXTRA")],
         "equivalent": equivalents(family, case, domain),
         "not_benign": [{"variant": d.variant, "reason": rendered(d.reason, env, f"not_benign[{i}].reason")}
-                       for i, d in enumerate(family.not_benign) if case.applies(d.when)],
+                       for i, d in enumerate(family.not_benign)
+                       if outcome_applies(family, d.when, case) or case.applies(d.when)],
     }
     if any(gate.values()):
         doc["mutation_gate"] = {k: v for k, v in gate.items() if v}
@@ -250,13 +252,23 @@ def generate(family: Family, domain: Domain) -> list[tuple[str, dict[str, Any]]]
     now = rendered(family.now, {}, "now")
     base = {"now": now, "today": str(now)[:10]}
     out = []
-    for combo, unsatisfied in family.combinations():
+    for i, (combo, unsatisfied) in enumerate(family.combinations()):
         case = build_case(family, domain, combo, unsatisfied, base)
         derive_checks(family, domain, case, offered)
         first = scenario(family, domain, case, "baseline", family.envelopes["baseline"], offered)
         initial = initial_document(domain.seed_state, parse_scenario(first, check_rules=False))
         derive_state_checks(family, case, initial)
-        for name, envelope in family.envelopes.items():
-            doc = scenario(family, domain, case, name, envelope, offered)
+        for name in case_envelopes(family, i):
+            doc = scenario(family, domain, case, name, family.envelopes[name], offered)
             out.append((f"{combo}__{name}.json", doc))
     return out
+
+
+def case_envelopes(family: Family, index: int) -> list[str]:
+    """The envelopes of the family's case number `index`: the baseline, and n-1 of the pressure
+    envelopes (n = envelopes_per_case) taken in turn, case after case, so that over the family's
+    cases each is used equally often, give or take one; in the family's order."""
+    pressing = [n for n in family.envelopes if n != "baseline"]
+    k = family.envelope_count() - 1
+    chosen = {pressing[(index * k + j) % len(pressing)] for j in range(k)} if pressing else set()
+    return ["baseline"] + [n for n in pressing if n in chosen]

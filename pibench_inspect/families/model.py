@@ -34,6 +34,7 @@ ENVELOPE_STRESSORS = {
 }
 ALL_MET = "all_met"  # the combination in which every constraint is satisfied
 NAME = r"^[a-z][a-z0-9_]{0,40}$"
+CASE_NAME = r"^[a-z][a-z0-9_]{0,63}$"  # a case (a scenario's meta.combo)
 
 
 class Strict(BaseModel):
@@ -245,13 +246,31 @@ class Constraint(Strict):
 
 
 class Combo(Strict):
-    """A combination with more than one constraint unsatisfied (the singles and the all-met
-    combination are generated without being listed). `outcome` replaces the deciding
-    constraint's texts where the combination needs its own words."""
+    """A combination with more than one constraint unsatisfied (the singles, the all-met
+    combination and every pair not kept `apart` are generated without being listed). A combo
+    with the same unsatisfied set as a pair replaces the automatic one (its name, its outcome);
+    a triple is generated only when listed. `outcome` replaces the deciding constraint's texts
+    where the combination needs its own words."""
 
-    name: str = Field(pattern=NAME)
+    name: str = Field(pattern=CASE_NAME)  # as long as an automatic pair's name may be
     unsatisfied: list[str] = Field(min_length=2)
     outcome: Effect | None = None
+
+
+class Apart(Strict):
+    """A pair of constraints that is not crossed: the two cannot both be broken in one case (the
+    same state decides both) or their case would add nothing; `why` says which, by the clauses."""
+
+    constraints: list[str] = Field(min_length=2, max_length=2)
+    why: str = Field(min_length=1)
+
+
+def pair_name(a: str, b: str) -> str:
+    """The automatic case of two broken constraints, in precedence order."""
+    return f"{a}_and_{b}"
+
+
+MAX_CASE_NAME = 64  # a scenario's meta.combo
 
 
 class Envelope(Strict):
@@ -388,6 +407,11 @@ class Family(Strict):
     outcome: Outcome
     constraints: list[Constraint] = Field(min_length=1, max_length=b.MAX_CONSTRAINTS)
     combos: list[Combo] = Field(default_factory=list, max_length=b.MAX_COMBOS)
+    # pairs of constraints not crossed into a case of their own (every other pair is)
+    apart: list[Apart] = Field(default_factory=list, max_length=b.MAX_APART)
+    # envelopes each case is played in: the baseline and n-1 pressure envelopes, taken in turn
+    # over the family's cases so that each is used about equally (at most the family's count)
+    envelopes_per_case: int = Field(default=3, ge=1, le=b.MAX_ENVELOPES)
     pushed: list[str] | None = None
     # offered write or escalation tools a run may call without fault here (tool -> reason);
     # every other one not in the expected path gets a tool_not_called check
@@ -459,7 +483,7 @@ class Family(Strict):
             for key in [*o.tactics, *o.closing]:
                 if ":" in key and key.split(":", 1)[0] not in self.envelopes:
                     problems.append(f"{where}: {key!r} names no envelope")
-        every = {ALL_MET, *names}
+        every = {ALL_MET, *names, *(pair_name(x, y) for x, y in self.pairs())}
         for i, r in enumerate(self.restricted):
             for n in r.when or []:
                 if n not in every:
@@ -469,17 +493,86 @@ class Family(Strict):
                 for n in c.when or []:
                     if n not in every:
                         problems.append(f"{field}[{i}].when: no combination {n!r}")
-        cases = 1 + len(self.constraints) + len(self.combos) + len(edges.boundary_names(self.constraints))
-        variants = cases * len(self.envelopes)
-        if variants > b.MAX_VARIANTS:
-            problems.append(f"combinations x envelopes: {variants} scenarios, more than {b.MAX_VARIANTS} (MAX_VARIANTS)")
+        problems += self._pair_problems()
+        if "envelopes_per_case" in self.model_fields_set and self.envelopes_per_case > len(self.envelopes):
+            problems.append(f"envelopes_per_case: {self.envelopes_per_case}, but the family has "
+                            f"{len(self.envelopes)} envelope(s)")
+        if not problems:
+            cases = self.combinations()
+            seen: set[str] = set()
+            for name, _ in cases:
+                if name in seen:
+                    problems.append(f"combos: the case name {name!r} is also an automatic pair's "
+                                    "(<a>_and_<b>) or another case's")
+                seen.add(name)
+                if len(name) > MAX_CASE_NAME:
+                    problems.append(f"constraints: the pair case {name!r} is longer than {MAX_CASE_NAME} "
+                                    "characters; name it with a combos entry")
+            variants = len(cases) * self.envelope_count()
+            if variants > b.MAX_VARIANTS:
+                problems.append(f"cases x envelopes_per_case: {variants} scenarios, more than {b.MAX_VARIANTS} "
+                                "(MAX_VARIANTS)")
         if problems:
             raise ValueError("; ".join(problems))
         return self
 
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every pair of constraints (precedence order within and between pairs), apart or not."""
+        names = [c.name for c in self.constraints]
+        return [(a, z) for i, a in enumerate(names) for z in names[i + 1:]]
+
+    def kept_apart(self) -> set[frozenset[str]]:
+        return {frozenset(a.constraints) for a in self.apart}
+
+    def _pair_problems(self) -> list[str]:
+        """apart entries that name no constraint or a pair a combo lists; pairs whose broken
+        states set the same slot (one would overwrite the other) that are not kept apart."""
+        out = []
+        single = {c.name: c for c in self.constraints}
+        listed = {frozenset(c.unsatisfied): c.name for c in self.combos}
+        seen: set[frozenset[str]] = set()
+        for i, a in enumerate(self.apart):
+            unknown = [n for n in a.constraints if n not in single]
+            if unknown:
+                out.append(f"apart[{i}].constraints: no constraint {', '.join(map(repr, unknown))}")
+                continue
+            key = frozenset(a.constraints)
+            if len(key) < 2:
+                out.append(f"apart[{i}].constraints: names {a.constraints[0]!r} twice; a pair is two constraints")
+            elif key in seen:
+                out.append(f"apart[{i}]: the pair {' and '.join(a.constraints)} is listed twice")
+            elif key in listed:
+                out.append(f"apart[{i}]: the pair {' and '.join(a.constraints)} is also the combo "
+                           f"{listed[key]!r}; a pair is crossed (combos) or kept apart, not both")
+            seen.add(key)
+        apart = self.kept_apart()
+        crossed = [(x, y) for x, y in self.pairs() if frozenset((x, y)) not in apart]
+        crossed += [(x, y) for c in self.combos for k, x in enumerate(c.unsatisfied) for y in c.unsatisfied[k + 1:]
+                    if x in single and y in single and frozenset((x, y)) not in apart | {frozenset(c.unsatisfied)}]
+        for x, y in dict.fromkeys(crossed):
+            both = [s for s in single[x].unsatisfied if s in single[y].unsatisfied]
+            if both:
+                out.append(f"constraints {x!r} and {y!r} both set the slot(s) {', '.join(both)} when unsatisfied, "
+                           "so they cannot both be broken in one case; list the pair in apart with the reason")
+        return out
+
+    def envelope_count(self) -> int:
+        return min(self.envelopes_per_case, len(self.envelopes))
+
     def combinations(self) -> list[tuple[str, list[str]]]:
-        """(name, unsatisfied constraints) of every combination, all-met first, the boundary
-        cases of thresholds last."""
-        return [(ALL_MET, [])] + [(c.name, [c.name]) for c in self.constraints] + [
-            (c.name, list(c.unsatisfied)) for c in self.combos
-        ] + edges.boundaries(self.constraints, self.slots)
+        """(name, unsatisfied constraints) of every case: all-met, the singles, every pair not
+        kept apart (a combo with the same set replaces it, in its place), then the other combos."""
+        by_set = {frozenset(c.unsatisfied): c for c in self.combos}
+        apart = self.kept_apart()
+        out = [(ALL_MET, [])] + [(c.name, [c.name]) for c in self.constraints]
+        used: set[str] = set()
+        for x, y in self.pairs():
+            key = frozenset((x, y))
+            if key in by_set:
+                out.append((by_set[key].name, list(by_set[key].unsatisfied)))
+                used.add(by_set[key].name)
+            elif key not in apart:
+                out.append((pair_name(x, y), [x, y]))
+        out += [(c.name, list(c.unsatisfied)) for c in self.combos if c.name not in used]
+        # the boundary cases of thresholds last
+        return out + edges.boundaries(self.constraints, self.slots)

@@ -149,11 +149,13 @@ def repeatability(a: AgentResult) -> str:
 
 
 def power(a: AgentResult) -> str:
-    """How much each column can tell: its scenarios, families and interval half-width."""
-    rows = [[p["column"], p["scenarios"], p["families"], p["runs"], pct(p["score"]),
+    """How much each column can tell: its distinct cases, families and interval half-width."""
+    rows = [[p["column"], p.get("cases", p["scenarios"]), p["scenarios"], p["families"], p["runs"], pct(p["score"]),
              "—" if p["half_width"] is None else f"±{p['half_width']:.3f}"] for p in a.power]
-    return table(["column", "scenarios", "families", "runs", "score", "95% half-width"], rows) + (
-        "\nA family's variants are not independent: the interval resamples families, so a column's "
+    return table(["column", "cases", "scenarios", "families", "runs", "score", "95% half-width"], rows) + (
+        "\nCases are distinct cases, not scenarios: a family's constraint combination counts once however "
+        "many pressure envelopes it is played in (its envelope siblings differ only in the user's words). "
+        "A family's variants are not independent: the interval resamples families, so a column's "
         "precision grows with its families more than with its scenarios. Two agents whose scores differ "
         "by less than about the half-width cannot be told apart on that column "
         "(`pibench compare` pairs them on the same scenarios, which needs fewer).\n")
@@ -256,7 +258,7 @@ def agent_section(a: AgentResult, heading: str) -> str:
         f"95% intervals: {a.payload['pibench_inspect']['confidence_intervals']['method']}; overall and groups "
         "are means over columns, compliance is over runs.\n",
         repeatability(a),
-        "### Power per column\n", power(a),
+        "### Power per column (distinct cases)\n", power(a),
         *(["### User pressure\n", pressure(a)] if a.pressure or a.ablation else []),
         "### By domain\n", by_group_of(a, "domain"),
         "### By label\n", by_group_of(a, "label", list(LABELS)),

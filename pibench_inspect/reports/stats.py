@@ -18,6 +18,12 @@ import numpy as np
 from ..scoring.metrics import COLUMNS, GROUPS
 from ..scoring.robustness import BASELINE
 
+
+def row_case(row: dict[str, Any]) -> str:
+    """A row's case: `<family>.<combo>` for a generated scenario, else its scenario id
+    (authoring/case_counts.case_key, from what a report row holds)."""
+    return f"{row.get('family')}.{row['combo']}" if row.get("combo") else str(row["scenario_id"])
+
 # compliance at baseline and under pressure, and their difference, over the cases run both ways
 PRESSURE_STATS = ("compliance_baseline", "compliance_pressure", "pressure_cost")
 RESAMPLES = 2000
@@ -44,6 +50,8 @@ class Clusters:
         self.col_credit = np.zeros((len(self.names), len(self.columns)))
         self.scenarios: dict[str, set[str]] = {c: set() for c in self.columns}
         self.families: dict[str, set[str]] = {c: set() for c in self.columns}
+        # distinct cases (a family's constraint combination; envelope siblings count once)
+        self.cases: dict[str, set[str]] = {c: set() for c in self.columns}
         for r in done:
             i = index[cluster(r)]
             self.n[i] += 1
@@ -53,6 +61,7 @@ class Clusters:
                 self.col_n[i, cidx[col]] += 1
                 self.col_credit[i, cidx[col]] += float(r["partial_credit"])
                 self.scenarios[col].add(r["scenario_id"])
+                self.cases[col].add(row_case(r))
                 self.families[col].add(cluster(r))
         self.all_scenarios = {r["scenario_id"] for r in done}
         # pressure: the cases (family, combo) run with and without it, per family passes and runs
@@ -130,14 +139,17 @@ def bootstrap(rows: list[dict[str, Any]], resamples: int = RESAMPLES, seed: int 
 
 
 def power_table(rows: list[dict[str, Any]], ci: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per column: scenarios, families (the independent units the interval counts), runs, the
-    score and the half-width of its 95% interval: how big a difference the column can show."""
+    """Per column: distinct cases (envelope siblings count once: for an agent pressure does not
+    sway they are one observation), scenarios, families (the independent units the interval
+    counts), runs, the score and the half-width of its 95% interval: how big a difference the
+    column can show."""
     cl = Clusters(rows)
     out = []
     for j, c in enumerate(cl.columns):
         iv = ci.get(c) or {}
         half = (iv["high"] - iv["low"]) / 2 if iv and not np.isnan(iv.get("low", np.nan)) else None
-        out.append({"column": c, "scenarios": len(cl.scenarios[c]), "families": len(cl.families[c]),
+        out.append({"column": c, "cases": len(cl.cases[c]), "scenarios": len(cl.scenarios[c]),
+                    "families": len(cl.families[c]),
                     "runs": int(cl.col_n[:, j].sum()), "score": iv.get("value"), "half_width": half})
     return out
 
