@@ -85,12 +85,15 @@ def family_effect(family: Family, name: str) -> Effect:
 
 
 def own_outcome(family: Family, case: "Case") -> bool:
-    """Whether a combo entry gives the case a decision of its own: another label or other
-    clauses than the deciding constraint's (a combo that only rewords keeps its decision)."""
+    """Whether a combo entry gives the case a decision of its own: another label, other clauses
+    or another path (steps blocked, skipped or added) than the deciding constraint's; a combo
+    that only rewords keeps its decision, and the deciding constraint's checks with it."""
     if case.effect is None or case.deciding is None:
         return False
     mine = family_effect(family, case.deciding)
-    return (case.effect.label, case.effect.clauses) != (mine.label, mine.clauses)
+    def decision(e):
+        return e.label, e.clauses, sorted(e.blocks), sorted(e.skips), sorted(e.adds)
+    return decision(case.effect) != decision(mine)
 
 
 def restricted_applies(when: list[str] | None, case: "Case") -> bool:
