@@ -111,13 +111,17 @@ def test_gate_seconds_must_be_a_positive_finite_number():
             positive_seconds(bad)
 
 
-def test_a_scenario_past_its_gate_deadline_is_one_problem_and_nothing_is_remembered():
-    from pibench_inspect.authoring import plays
+def test_a_scenario_past_its_gate_deadline_is_one_problem_and_nothing_is_remembered(monkeypatch):
+    from pibench_inspect.authoring import benign, plays
     from pibench_inspect.authoring.gates import gate_problems
     from pibench_inspect.scenario.catalog import load_set
 
+    # plays and benign results are shared per case within a process: start from none, as a
+    # fresh validate does (another test in this worker may have played the same case)
+    for module, name in ((plays, "_RUNS"), (plays, "_PLAYED"), (benign, "_RESULTS"), (benign, "_CASES")):
+        monkeypatch.setattr(module, name, {})
     entry = load_set(MINI).entries["MINI_002_FINAL_SALE"]
-    kept = (set(plays._RUNS), set(plays._PLAYED))  # plays are shared per case: earlier ones may be kept
+    kept = (set(plays._RUNS), set(plays._PLAYED))
     assert gate_problems(entry, seconds=1e-9) == [
         f"{entry.path}: gates: its plays did not finish within the 1e-09 s they share (pibench validate "
         "--gate-seconds); its tool calls are too slow to judge it"]
