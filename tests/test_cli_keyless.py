@@ -64,7 +64,7 @@ def test_list_and_pi_alias():
     # the families as the README counts them, and as the statistics do (a hand-written scenario its own)
     assert r.returncode == 0 and re.search(
         r"\d+ scenarios: \d+ from \d+ famil(y|ies), \d+ written by hand \(\d+ famil(y|ies) in the statistics, "
-        r"a hand-written scenario its own\): retail \d+$", r.stdout.strip()), r.stdout
+        r"a hand-written scenario its own\): retail \d+$", r.stdout.strip(), re.M), r.stdout
 
 
 def test_the_readme_explains_every_baseline_beside_the_keyless_demo():

@@ -98,17 +98,21 @@ def oversized(raw: dict) -> None:  # one 0.95 MB value in four places: files ove
     raw["steps"]["order"]["args"]["note"] = "{{blob}}"
     raw["envelopes"] = {"baseline": raw["envelopes"]["baseline"]}
     for c in raw["constraints"]:  # a case's line for an envelope now gone would be refused first
-        c.pop("threshold", None)  # and no boundary cases: four files, the four constraint cases
+        c.pop("threshold", None)  # and no boundary cases: seven files (all met, three constraints, three pairs)
         tactics = c["when_unsatisfied"].get("tactics", {})
         for key in [k for k in tactics if ":" in k]:
             del tactics[key]
 
 
-def many_variants(raw: dict) -> None:  # 17 combinations x 25 envelopes: 425 scenarios
+def many_variants(raw: dict) -> None:  # 17 cases x 25 envelopes each: 425 scenarios
     for c in raw["constraints"]:  # no boundary cases: the 17 are all-met and 16 single constraints
         c.pop("threshold", None)
     first = raw["constraints"][0]
     raw["constraints"] += [{**first, "name": f"extra_{i}"} for i in range(16 - len(raw["constraints"]))]
+    names = [c["name"] for c in raw["constraints"]]  # no pairs: every one kept apart
+    raw.pop("combos", None)
+    raw["apart"] = [{"constraints": [a, b], "why": "copies"} for i, a in enumerate(names) for b in names[i + 1:]]
+    raw["envelopes_per_case"] = 25
     base = raw["envelopes"]["baseline"]
     raw["envelopes"].update({f"press_{i}": {**base, "opening": f"{base['opening']} ({i})"} for i in range(25 - len(raw["envelopes"]))})
 
@@ -150,10 +154,10 @@ def test_hostile_families_are_refused_in_one_line_each_and_nothing_of_them_is_wr
         mine = [line for line in lines if line.startswith(f"error: {path}: ")]
         assert mine and all(says in line for line in mine), (name, mine or lines)
         assert not (src / "scenarios" / "retail" / f"ret_{name}").exists(), name
-    assert len([line for line in lines if "oversized" in line]) == 4  # one per file it would write
+    assert len([line for line in lines if "oversized" in line]) == 7  # one per file it would write (7 cases, 1 envelope)
     # the good family still generates: one bad family never stops the rest
-    assert "RET_GOOD: wrote 35 scenario(s)" in r.stdout
-    assert len(list((src / "scenarios" / "retail" / "ret_good").glob("*.json"))) == 35  # 7 cases (3 at the threshold) x 5 envelopes
+    assert "RET_GOOD: wrote 30 scenario(s)" in r.stdout
+    assert len(list((src / "scenarios" / "retail" / "ret_good").glob("*.json"))) == 30  # 10 cases (all met, 3 constraints, 3 pairs, 3 at the threshold) x 3 envelopes each
 
 
 # ---------------------------------------------------------------- where it writes

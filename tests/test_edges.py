@@ -159,4 +159,4 @@ def test_validate_prints_the_found_share_per_domain(tmp_path):
     root = source_with(tmp_path, exemplar())
     r = subprocess.run([PIBENCH, "validate", "--source", str(root), "--jobs", "1"], capture_output=True, text=True,
                        timeout=300)
-    assert "found gate: retail: found: 7 of 7 generated cases (100%)" in r.stdout, r.stdout + r.stderr
+    assert "found gate: retail: found: 10 of 10 generated cases (100%)" in r.stdout, r.stdout + r.stderr

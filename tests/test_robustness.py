@@ -87,7 +87,7 @@ def test_a_keyless_run_over_a_familys_envelopes_shows_the_metrics_and_the_chart(
     assert r.returncode == 0, r.stderr
     assert (out / "envelopes.png").stat().st_size > 10_000
     md = (out / "report.md").read_text()
-    assert "### User pressure" in md and "| baseline | 4 | 1 |" in md and "### Power per column" in md
+    assert "### User pressure" in md and "| baseline | 10 | 1 |" in md and "### Power per column" in md
     payload = json.loads((out / "results.json").read_text())["pibench_inspect"]
     assert payload["pressure"]["pressure_cost"]["value"] == 0.0
     assert {p["column"] for p in payload["power"]} >= {"Policy Activation", "Procedural Compliance"}
