@@ -97,16 +97,18 @@ def own_outcome(family: Family, case: "Case") -> bool:
 
 
 def restricted_applies(when: list[str] | None, case: "Case") -> bool:
-    """A restricted fact is in play in the cases named, and in every case that breaks a
-    constraint named (the state that holds the fact is the broken constraint's)."""
-    return when is None or case.combo in when or any(n in when for n in case.unsatisfied)
+    """A restricted fact is in play in the cases named (a boundary case by the combination it
+    stands for), and in every case that breaks a constraint named (the state that holds the
+    fact is the broken constraint's)."""
+    return case.applies(when) or any(n in when for n in case.unsatisfied)
 
 
 def outcome_applies(family: Family, when: list[str] | None, case: "Case") -> bool:
     """A check or a not-benign declaration belongs to the cases named, and to every case that
     takes its decision from a constraint named (a crossed case it decides, unless a combo gives
-    that case another label or other clauses)."""
-    if when is None or case.combo in when:
+    that case another label or other clauses); a boundary case also by the combination it
+    stands for."""
+    if case.applies(when):
         return True
     return case.deciding in when and not own_outcome(family, case)
 

@@ -112,7 +112,7 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
                     "notes": f"any of {', '.join(either)} grounds this decision"})
     out += restricted_checks(family, domain, case)
     for i, extra in enumerate(family.checks):
-        if not (outcome_applies(family, extra.when, case) or case.applies(extra.when)):
+        if not outcome_applies(family, extra.when, case):
             continue
         c = rendered(extra.check.model_dump(exclude_none=True, by_alias=True, exclude={"outcome_id"}), env, f"checks[{i}]")
         if c["type"] == "nl_assertion_llm_judge":
@@ -131,7 +131,7 @@ def restricted_checks(family: Family, domain: Domain, case: Case) -> list[dict[s
     out, env, seen = [], case.env, set()
     final = rendered(case.outcome.final_message, env, f"{case.combo}: final_message")
     for i, r in enumerate(family.restricted):
-        if not (r.applies(case.combo, case.unsatisfied) or case.applies(r.when)):
+        if not restricted_applies(r.when, case):
             continue
         why = r.why and rendered(r.why, env, f"restricted[{i}].why")
         if r.text is not None:

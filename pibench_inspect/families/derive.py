@@ -223,8 +223,7 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
                                          if c["type"] == "message_not_contains" and c["outcome_id"][4:].startswith("EXTRA")],
         "equivalent": equivalents(family, case, domain),
         "not_benign": [{"variant": d.variant, "reason": rendered(d.reason, env, f"not_benign[{i}].reason")}
-                       for i, d in enumerate(family.not_benign)
-                       if outcome_applies(family, d.when, case) or case.applies(d.when)],
+                       for i, d in enumerate(family.not_benign) if outcome_applies(family, d.when, case)],
     }
     if any(gate.values()):
         doc["mutation_gate"] = {k: v for k, v in gate.items() if v}
