@@ -127,11 +127,14 @@ class DaemonPool:
                     self._threads -= 1
                 elif job is None:
                     self._idle.append(inbox)
+            # drop the call's arguments before telling the caller: once told, it may look for
+            # them gone (a sample's state, its DuckDB connection)
+            del fn, args
             try:
                 done(outcome)
             except BaseException:  # noqa: BLE001 (the waiting loop is gone: nothing to tell)
                 pass
-            del fn, args, done, outcome
+            del done, outcome
             if ends:
                 return
 
