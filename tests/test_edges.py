@@ -160,3 +160,10 @@ def test_validate_prints_the_found_share_per_domain(tmp_path):
     r = subprocess.run([PIBENCH, "validate", "--source", str(root), "--jobs", "1"], capture_output=True, text=True,
                        timeout=300)
     assert "found gate: retail: found: 10 of 10 generated cases (100%)" in r.stdout, r.stdout + r.stderr
+    # issue 40's done-when: one summary line per domain with the four figures
+    summary = re.search(r"^retail: multi-constraint cases \d+/10 \(\d+%\) of generated cases; found 10/10 \(100%\) "
+                        r"of generated cases; benign variants passed (\d+)/(\d+); disclosure mutants killed (\d+)/(\d+)$",
+                        r.stdout, re.M)
+    assert summary, r.stdout
+    passed, played, killed, seen = map(int, summary.groups())
+    assert passed == played > 0 and killed == seen > 0

@@ -250,9 +250,11 @@ def findings(entries: list[Entry]) -> tuple[list[CaseFinding], list[str]]:
     return out, problems
 
 
-def found_summary(entries: list[Entry]) -> tuple[list[str], list[str]]:
+def found_summary(entries: list[Entry], counts: dict[str, tuple[int, int]] | None = None
+                  ) -> tuple[list[str], list[str]]:
     """(lines to print, problems): per domain `found: X of Y generated cases (Z%)`, the told
-    cases, and a problem for each domain under FOUND_SHARE."""
+    cases, and a problem for each domain under FOUND_SHARE. `counts` (a dict) gets each
+    domain's (found, generated cases), for validate's per-domain summary."""
     results, problems = findings(entries)
     lines: list[str] = []
     by_domain: dict[str, list[CaseFinding]] = {}
@@ -261,6 +263,8 @@ def found_summary(entries: list[Entry]) -> tuple[list[str], list[str]]:
     for name, rs in sorted(by_domain.items()):
         found = sum(1 for r in rs if not r.told)
         share = found / len(rs)
+        if counts is not None:
+            counts[name] = (found, len(rs))
         lines.append(f"{name}: found: {found} of {len(rs)} generated cases ({share:.0%})")
         if share < FOUND_SHARE:
             problems.append(f"domain {name}: found: {found} of {len(rs)} generated cases ({share:.0%}), below "

@@ -193,7 +193,8 @@ def chosen(scenario_set: ScenarioSet, only: str | None) -> list[Entry]:
 
 def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None, tally=None,
                  only: str | None = None, jobs: int = 1, gate_seconds: float | None = None,
-                 benign=None, found_lines: list[str] | None = None) -> list[str]:
+                 benign=None, found_lines: list[str] | None = None,
+                 found_counts: dict[str, tuple[int, int]] | None = None) -> list[str]:
     """Problems that make a scenario set invalid (`pibench validate` exits 1 on any).
 
     Original pi-bench folders are not held to our rules: their data defects are reported by
@@ -202,7 +203,8 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
     processes playing the gates (gate_pool.py); the problems are the same, in the same order.
     `gate_seconds`: what one scenario's gate plays may take together (gates.GATE_SECONDS).
     `tally` and `benign` (gates.MutationTally, gates.BenignTally) get the two gates' counts;
-    `found_lines` (a list) gets the found gate's lines (found.py: per domain, the cases found, not told).
+    `found_lines` (a list) gets the found gate's lines (found.py: per domain, the cases found, not told),
+    `found_counts` (a dict) each domain's (found, generated cases).
     """
     from .consistency import consistency_problems
     from .gate_pool import gate_problems_of
@@ -237,7 +239,7 @@ def validate_set(scenario_set: ScenarioSet, *, gates: bool = True, progress=None
         problems += family_problems(entries) + label_balance(everything) + pressure_problems(everything)
         from .found import found_summary
 
-        lines, told = found_summary(everything)
+        lines, told = found_summary(everything, found_counts)
         problems += told
         if found_lines is not None:
             found_lines += lines

@@ -85,8 +85,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"error: --only {args.only}: no scenario id matches (see `pibench list`)", file=sys.stderr)
         return 2
     found: list[str] = []
+    found_counts: dict[str, tuple[int, int]] = {}
     problems = validate_set(sset, progress=progress_printer("validate"), tally=tally, only=args.only, jobs=args.jobs,
-                            gate_seconds=args.gate_seconds, benign=benign, found_lines=found)
+                            gate_seconds=args.gate_seconds, benign=benign, found_lines=found,
+                            found_counts=found_counts)
     for p in problems:
         print(p)
     for line in tally.lines():
@@ -99,7 +101,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     for line in pressure_summary(list(sset.entries.values())):
         print(f"pressure: {line}")
-    for line in domain_lines(sset):
+    for line in domain_lines(sset, found_counts, tally, benign):
         print(line)
     original, original_benign = MutationTally(), BenignTally()
     defects = data_defects(sset, original, original_benign)
@@ -119,16 +121,30 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def domain_lines(sset) -> list[str]:
-    """One line per domain of our own layout: its figures (case_counts.DOMAIN_FIGURES, each a
-    function of the domain's entries), joined by '; '."""
-    from ..authoring.case_counts import DOMAIN_FIGURES
+def domain_lines(sset, found_counts=None, tally=None, benign=None) -> list[str]:
+    """One summary line per domain of our own layout, its figures joined by '; ': those of the
+    domain's entries (case_counts.DOMAIN_FIGURES: the multi-constraint share), then what the gates
+    counted, when they ran: the found share of generated cases (whole set), the benign variants
+    passed and the disclosure mutants killed (the scenarios validate played: all, or --only's)."""
+    from ..authoring.case_counts import DOMAIN_FIGURES, share
 
     by: dict[str, list] = {}
     for e in sset.entries.values():
         if not e.domain.original_layout:
             by.setdefault(e.domain.name, []).append(e)
-    return [f"{d}: " + "; ".join(figure(mine) for figure in DOMAIN_FIGURES) for d, mine in sorted(by.items())]
+    out = []
+    for d, mine in sorted(by.items()):
+        parts = [figure(mine) for figure in DOMAIN_FIGURES]
+        if found_counts and d in found_counts:
+            parts.append(f"found {share(*found_counts[d])} of generated cases")
+        if benign is not None and d in benign.by_domain:
+            passed, played = benign.by_domain[d][:2]
+            parts.append(f"benign variants passed {passed}/{played}")
+        if tally is not None and d in tally.by_domain and len(tally.by_domain[d]) > 3:
+            killed, seen = tally.by_domain[d][3:5]
+            parts.append(f"disclosure mutants killed {killed}/{seen}")
+        out.append(f"{d}: " + "; ".join(parts))
+    return out
 
 
 def duration(seconds: float) -> str:
