@@ -167,3 +167,17 @@ def test_validate_prints_the_found_share_per_domain(tmp_path):
     assert summary, r.stdout
     passed, played, killed, seen = map(int, summary.groups())
     assert passed == played > 0 and killed == seen > 0
+
+
+def test_the_shipped_set_draws_an_amount_at_the_threshold_the_policy_names():
+    """Issue 40's defect "no amount sits at a threshold": FINRA-5.8 files a CTR only above
+    $10,000, so the aggregate $9,999.99 and $10,000.00 pay out with no CTR and $10,000.01 files one."""
+    folder = ROOT / "scenarios" / "finra" / "fin_senior_cash_withdrawal"
+    want = {"under": ("9,999.99", "ALLOW"), "at": ("10,000.00", "ALLOW"), "over": ("10,000.01", "ALLOW-CONDITIONAL")}
+    for side, (total, label) in want.items():
+        doc = json.loads((folder / f"cash_over_10k_{side}__baseline.json").read_text())
+        assert doc["label"] == label
+        # the day's aggregate, as the reference rationale and notes state it
+        assert re.findall(r"\$(9,999\.99|10,000\.0\d)\b", json.dumps(doc)) and f"${total}" in json.dumps(doc), side
+        calls = [c["name"] for c in doc["reference_solution"]["tool_calls"]]
+        assert ("file_ctr" in calls) == (label == "ALLOW-CONDITIONAL"), (side, calls)
