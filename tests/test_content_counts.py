@@ -29,8 +29,6 @@ def test_published_floor_is_current():
     assert committed == floor_table(SHIPPED, domains), "run: pibench floor --out docs/baselines.md"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 40: the set counts 331 distinct cases, 28-43 per column; the "
-                   "new families of the issue's content work bring the columns to 40 cases (remove this mark then)")
 def test_the_set_has_enough_cases_per_column_from_enough_families():
     """360+ distinct cases, every column >= 40 cases from >= 8 families, no family above 5% of the
     cases (issue 40: envelope siblings count once)."""

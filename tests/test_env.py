@@ -124,7 +124,7 @@ def test_the_split_is_disjoint_and_keeps_every_family_on_one_side_per_domain():
         side.setdefault((e.domain.name, e.scenario.family), set()).add(
             "test" if e.scenario.scenario_id in test else "train")
     assert all(len(s) == 1 for s in side.values())
-    assert (len(train), len(test)) == (537, 300)  # as the README says
+    assert (len(train), len(test)) == (744, 300)  # as the README says
     for domain in DOMAINS:
         assert env.list_scenarios("train", domain=domain) and env.list_scenarios("test", domain=domain)
         assert set(env.list_scenarios(domain=domain)) == {
