@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT, shipped
+from conftest import shipped
 from pibench_inspect.authoring.content_rules import REQUIREMENTS, content_problems
-from pibench_inspect.authoring.floor import floor_table
 
 SHIPPED = shipped()
 
@@ -20,13 +19,6 @@ def test_domain_meets_its_counts(domain):
     entries = SHIPPED.by_domain(domain)
     words = len(entries[0].domain.policy_text.split()) if entries else 0
     assert content_problems(domain, entries, words) == []
-
-
-@pytest.mark.slow
-def test_published_floor_is_current():
-    committed = (ROOT / "docs" / "baselines.md").read_text()
-    domains = sorted({e.domain.name for e in SHIPPED.entries.values()})
-    assert committed == floor_table(SHIPPED, domains), "run: pibench floor --out docs/baselines.md"
 
 
 def test_the_set_has_enough_cases_per_column_from_enough_families():

@@ -10,7 +10,8 @@ from collections import Counter
 
 import pytest
 
-from conftest import run_eval, sample_scores, shipped
+from conftest import ROOT, run_eval, sample_scores, shipped
+from pibench_inspect.authoring.floor import floor_table
 from pibench_inspect.conversation.prompts import system_prompt
 from pibench_inspect.environment.tools import exposed_tools
 from pibench_inspect.authoring.gates import play_agent
@@ -28,6 +29,17 @@ def test_shipped_set_validates():
     """Every gate passes on every shipped scenario: the static and dynamic gates, information
     flow, and the mutation gate (no surviving mutant)."""
     assert validate_set(SHIPPED) == []
+
+
+@pytest.mark.slow
+def test_published_floor_is_current():
+    """docs/baselines.md is what `pibench floor` writes for the shipped set. Kept next to
+    test_shipped_set_validates: one module runs in one worker, so the floor reuses the baseline
+    plays and mutation-gate results validate just computed (per-process, per-case caches) instead
+    of playing the whole set a second time."""
+    committed = (ROOT / "docs" / "baselines.md").read_text()
+    domains = sorted({e.domain.name for e in SHIPPED.entries.values()})
+    assert committed == floor_table(SHIPPED, domains), "run: pibench floor --out docs/baselines.md"
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
