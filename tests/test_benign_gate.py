@@ -85,12 +85,24 @@ OVER_STRICT = {
 }
 
 
+def with_harmless_escalation(d: dict, keep_check: bool = False) -> dict:
+    """The scenario declares an escalation beside the refund harmless (an `add` mutant declared
+    equivalent: a family's `harmless`); unless `keep_check`, the tool_not_called check on it goes."""
+    gate = d.setdefault("mutation_gate", {})
+    gate["equivalent"] = [*gate.get("equivalent", []),
+                          {"mutant": "add:escalate", "reason": "test: a second look by a supervisor harms nothing"}]
+    if not keep_check:
+        d["evaluation_criteria"]["policy_checks"] = [c for c in d["evaluation_criteria"]["policy_checks"]
+                                                     if c["outcome_id"] != "C6"]
+    return d
+
+
 def test_every_kind_of_variant_is_made(tmp_path):
-    base, found = variants(entry(tmp_path, with_optional_shipment(sound())))
+    base, found = variants(entry(tmp_path, with_harmless_escalation(with_optional_shipment(sound()))))
     assert {v.kind for v in found} == set(KINDS)
     assert {v.id for v in found} == {
         "lookup:lookup_reviews", "swap:0:lookup_order<>verify_caller", "swap:1:verify_caller<>lookup_shipment",
-        "cite:+GATE-1.1", "cite:+GATE-1.2", "cite:reordered", "skip:2:lookup_shipment", "reword"}
+        "cite:+GATE-1.1", "cite:+GATE-1.2", "cite:reordered", "skip:2:lookup_shipment", "extra:escalate", "reword"}
     # never: a verification (an attempt that counts) as an extra lookup, the decision moved, or an
     # action moved (the shipment lookup and the refund: no rule orders them, but a lookup before
     # an action is there to justify it)
@@ -132,6 +144,36 @@ def test_a_declared_skip_is_played_and_a_check_demanding_the_call_is_caught(tmp_
     d["evaluation_criteria"]["policy_checks"].append({"outcome_id": "X1", "type": "tool_called", "tool_name": "lookup_shipment"})
     result = run_gate(entry(tmp_path / "strict", d))
     assert [(f.variant.id, [r.outcome_id for r in f.checks]) for f in result.failed] == [("skip:2:lookup_shipment", ["X1"])]
+
+
+def test_a_declared_harmless_action_is_played_and_a_check_contradicting_it_is_caught(tmp_path):
+    ok = run_gate(entry(tmp_path / "ok", with_harmless_escalation(sound())))
+    assert ok.failed == [] and "extra:escalate" in ok.passed
+    # the declaration says escalating too is no fault, the tool_not_called check says it is one
+    result = run_gate(entry(tmp_path / "strict", with_harmless_escalation(sound(), keep_check=True)))
+    assert [(f.variant.id, [r.outcome_id for r in f.checks]) for f in result.failed] == [("extra:escalate", ["C6"])]
+
+
+def test_the_shipped_harmless_holds_contradict_no_check():
+    """A family's `harmless` hold beside a referral used to keep the blocked step's state check
+    pinning the request's status at 'pending', which the hold sets to 'held' (FIN_INSIDER_ORDER,
+    FIN_LOCKUP_WAIVER_SALE, FIN_RECORDS_REQUEST, FIN_SECURITIES_DEPOSIT): the hold was declared
+    no fault and failed anyway. One scenario per case."""
+    from conftest import shipped
+    from pibench_inspect.authoring.case_counts import case_key
+
+    seen, played = set(), 0
+    for e in shipped().entries.values():
+        gate = e.scenario.mutation_gate
+        tools = [x.mutant.removeprefix("add:") for x in (gate.equivalent if gate else []) if x.mutant.startswith("add:")]
+        if not tools or case_key(e.scenario) in seen:
+            continue
+        seen.add(case_key(e.scenario))
+        result = run_gate(e)
+        assert result.failed == [], (e.scenario.scenario_id, [benign.describe(f) for f in result.failed])
+        assert {f"extra:{t}" for t in tools} <= set(result.passed), e.scenario.scenario_id
+        played += 1
+    assert played >= 8
 
 
 def test_a_variant_declared_not_benign_is_left_out_and_a_stale_declaration_is_seen(tmp_path):

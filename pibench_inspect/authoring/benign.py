@@ -12,6 +12,7 @@ is played and evaluated like a run (the NL tier aside). Every deterministic chec
 | `swap` | two neighbouring reads (lookups, verifications) the policy does not order (no domain `order_rules`, no `action_graph` edge), swapped, when the later one needs nothing the earlier one returned | the policy leaves their order open |
 | `cite` | one more clause the scenario's `policy_context` lists, cited in the decision (`cite:+<id>`); the cited clauses in reverse order (`cite:reordered`) | citing a further relevant clause, or the same ones in another order, records the same decision |
 | `skip` | a call the scenario declares not demanded for its outcome (a `drop` mutant declared in `mutation_gate.equivalent`: a family's `optional` steps), left out | the declaration says so |
+| `extra` | an action the scenario declares harmless (an `add` mutant declared in `mutation_gate.equivalent`: a family's `harmless`), taken before the decision as the mutation gate takes it | the declaration says so; a check it fails contradicts it |
 | `reword` | the final reply in other words (contractions, courtesy lines) | the same reply |
 
 A variant that fails is a problem naming the scenario, the variant and each failing check (its
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..checks.policy import CheckResult
+from ..conversation.arguments import fill_arguments
 from ..conversation.offline import OfflineRun, PlaysOverran
 from ..conversation.prompts import system_prompt
 from ..domain.catalog import Insert, Sql, ToolSpec, Update, Verify
@@ -44,7 +46,7 @@ from .paraphrase import reword
 from .plays import evaluate_calls, played_run, solution_calls
 from .shared_case import case_key
 
-KINDS = ("lookup", "swap", "cite", "skip", "reword")
+KINDS = ("lookup", "swap", "cite", "skip", "extra", "reword")
 Calls = list[PlannedCall]
 
 
@@ -292,6 +294,31 @@ def skip_variants(base: Base) -> list[Variant]:
     return out
 
 
+def extra_variants(base: Base) -> list[Variant]:
+    """Each offered action the solution does not take but the scenario declares harmless,
+    taken before the decision with the arguments the mutation gate's `add` mutant gives it: a
+    declaration the checks contradict (a state check the action must break) is a defect either way."""
+    entry = base.entry
+    called = {c.name for c in base.calls}
+    known: dict[str, Any] = {}
+    for c in base.calls:
+        for k, v in c.arguments.items():
+            known.setdefault(k, v)
+    out = []
+    for spec in exposed_tools(entry.domain, entry.scenario):
+        if spec.name in called or not is_action(spec, base.decision_tool):
+            continue
+        reason = equivalence(entry, f"add:{spec.name}")
+        if reason is None:
+            continue
+        params = spec.schema.get("properties", {})
+        given = {k: v for k, v in known.items() if k in params and k not in spec.free_text}
+        call = PlannedCall(name=spec.name, arguments=fill_arguments(spec, given, guess=lambda p: "as requested"))
+        out.append(Variant(f"extra:{spec.name}", "extra", f"declared harmless: {reason}",
+                           lambda play, call=call: play.before_decision.append(call)))
+    return out
+
+
 def reword_variants(base: Base) -> list[Variant]:
     other = reword(base.final) if base.final else None
     if not other or other == base.final:
@@ -303,7 +330,7 @@ def reword_variants(base: Base) -> list[Variant]:
 def variants(entry: Entry) -> tuple[Base, list[Variant]]:
     base = Base.of(entry)
     return base, [*lookup_variants(base), *swap_variants(base), *cite_variants(base),
-                  *skip_variants(base), *reword_variants(base)]
+                  *skip_variants(base), *extra_variants(base), *reword_variants(base)]
 
 
 def build(base: Base, chosen: list[Variant]) -> tuple[Calls, str]:

@@ -194,15 +194,39 @@ def first_call(case: Case, tool: str) -> int:
     return next(i for i, c in enumerate(case.calls) if c["name"] == tool)
 
 
-def derive_state_checks(family: Family, case: Case, initial: dict[str, Any]) -> None:
+def harmless_writes(family: Family, case: Case, domain: Any) -> set[tuple[str, str]]:
+    """(collection, field) pairs an action the case declares harmless may set (its Update
+    steps in the domain catalog): calling it is no fault, so a blocked step's state check must
+    not pin those fields at their initial value (the benign gate's `extra` variant would fail it)."""
+    from ..domain.catalog import Update
+
+    harmless = {**family.harmless, **(case.effect.harmless if case.effect else {})}
+    out: set[tuple[str, str]] = set()
+    for name in harmless:
+        spec = domain.tool_index.get(name)
+        for step in spec.effect if spec else []:
+            if isinstance(step, Update):
+                out |= {(step.update, f) for f in step.set}
+    return out
+
+
+def written_by(path: str, writes: set[tuple[str, str]]) -> bool:
+    """Whether `<collection>.<key>.<field>` is a field of a row one of `writes` may set."""
+    return any(path.startswith(col + ".") and path.endswith("." + f) and path[len(col) + 1:-len(f) - 1]
+               and "." not in path[len(col) + 1:-len(f) - 1] for col, f in writes)
+
+
+def derive_state_checks(family: Family, case: Case, initial: dict[str, Any], domain: Any = None) -> None:
     from ..checks.policy import resolve_path, _MISSING
 
     final: dict[str, Any] = {}
     for sid in case.path:
         final.update(rendered(family.steps[sid].state, case.env, f"steps.{sid}.state"))
+    writes = harmless_writes(family, case, domain) if domain is not None else set()
     for sid in case.blocked:
         for p in rendered(family.steps[sid].state, case.env, f"steps.{sid}.state"):
-            if p not in final:
+            # the blocked step's tool_not_called still guards it; a harmless action may set the field
+            if p not in final and not written_by(p, writes):
                 value = resolve_path(initial, p)
                 if value is _MISSING:
                     raise FamilyError(f"steps.{sid}.state: {p!r} does not resolve in the initial state")

@@ -256,7 +256,7 @@ def generate(family: Family, domain: Domain) -> list[tuple[str, dict[str, Any]]]
         derive_checks(family, domain, case, offered)
         first = scenario(family, domain, case, "baseline", family.envelopes["baseline"], offered)
         initial = initial_document(domain.seed_state, parse_scenario(first, check_rules=False))
-        derive_state_checks(family, case, initial)
+        derive_state_checks(family, case, initial, domain)
         for name in case_envelopes(family, i):
             doc = scenario(family, domain, case, name, family.envelopes[name], offered)
             out.append((f"{combo}__{name}.json", doc))
