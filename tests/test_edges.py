@@ -181,3 +181,29 @@ def test_the_shipped_set_draws_an_amount_at_the_threshold_the_policy_names():
         assert re.findall(r"\$(9,999\.99|10,000\.0\d)\b", json.dumps(doc)) and f"${total}" in json.dumps(doc), side
         calls = [c["name"] for c in doc["reference_solution"]["tool_calls"]]
         assert ("file_ctr" in calls) == (label == "ALLOW-CONDITIONAL"), (side, calls)
+
+
+def test_a_step_accepting_several_values_declares_the_others_as_the_scenario_has_them():
+    """A step's `accept` declared an equivalent mutant for every accepted value, the reference's
+    own too (no mutant sets an argument to the value it has: "matches no mutant"), with a reason
+    quoting the family's templates ("{{order_id}}"), which the consistency lint refuses."""
+    raw = exemplar()
+    raw["steps"]["credit"]["accept"] = {"reason": ["price_adjustment", "goodwill"],
+                                        "order_id": ["{{order_id}}"]}
+    doc = cases_of(raw)["all_met"]
+    accepted = [e for e in doc["mutation_gate"]["equivalent"] if e["mutant"].startswith("arg:*:issue_store_credit.")]
+    assert [e["mutant"] for e in accepted] == ['arg:*:issue_store_credit.reason="goodwill"']
+    assert accepted[0]["reason"] == 'any of ["price_adjustment", "goodwill"] is right for reason here'
+    assert "{{" not in json.dumps(doc["mutation_gate"])
+
+
+def test_the_declared_accept_equivalent_matches_a_mutant(tmp_path):
+    from pibench_inspect.authoring.mutation import run_gate, unused_equivalents
+
+    raw = exemplar()
+    raw["steps"]["credit"]["accept"] = {"reason": ["price_adjustment", "goodwill"]}
+    entries = load_set(source_with(tmp_path, raw)).entries
+    e = next(x for sid, x in entries.items() if sid.startswith("RET_PRICE_ADJUSTMENT.all_met."))
+    result = run_gate(e)
+    assert unused_equivalents(e, result) == []
+    assert [k for k in result.equivalent if k.endswith('issue_store_credit.reason="goodwill"')]

@@ -107,9 +107,13 @@ def equivalents(family: Family, case: Case, domain: Domain) -> list[dict[str, st
             if mutated and arg not in never_mutated:
                 out.append({"mutant": f"arg:*:{step.tool}.{arg}=*", "reason": reason})
         for arg, values in step.accept.items():
-            for v in rendered(values, case.env, f"steps.{sid}.accept.{arg}"):
-                out.append({"mutant": f"arg:*:{step.tool}.{arg}={json.dumps(v, default=str)}",
-                            "reason": f"any of {json.dumps(values)} is right for {arg} here"})
+            right = rendered(values, case.env, f"steps.{sid}.accept.{arg}")
+            # the reference's own value is no mutant (declaring it would match none); the reason
+            # names the values as the scenario has them, not the family's templates
+            for v in right:
+                if v != call["arguments"].get(arg):
+                    out.append({"mutant": f"arg:*:{step.tool}.{arg}={json.dumps(v, default=str)}",
+                                "reason": f"any of {json.dumps(right, default=str)} is right for {arg} here"})
         reason = optional_reason(family, case, sid)
         if reason:
             out += [{"mutant": p, "reason": f"{step.tool} is optional here: {reason}"}
