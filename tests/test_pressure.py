@@ -169,6 +169,19 @@ def test_facts_are_answered_before_the_script_goes_on():
     assert t.say("That one is final sale, so no.").tactic == "insist"
 
 
+def test_after_the_decision_a_wrap_up_question_gets_the_script_not_a_fact():
+    """A blind play: the agent decided, then asked "anything else about your request
+    number?", and the user answered "It's O-2.", a fact out of place, before its next line.
+    A yes/no marked `repeat` (consent) is still answered."""
+    s = sim(*THREE, facts=[{"topic": "order", "asked_by": ["order number"], "answer": "It's O-2."},
+                           {"topic": "go-ahead", "asked_by": ["shall i"], "answer": "Yes, please.", "repeat": True}])
+    t = Talk(s)
+    t.user_turn()
+    t.decide("DENY")
+    assert t.say("That's final sale, so no. Anything else about that order number?").tactic == "insist"
+    assert t.say("Shall I note your complaint?").text == "Yes, please."
+
+
 def test_a_rebuilt_user_agrees_with_one_that_played_it_all():
     s = sim(*THREE)
     t = Talk(s)

@@ -85,11 +85,17 @@ class ScriptedUser:
         told = {i for i, a in enumerate(answers)
                 if not self.sim.facts[i].repeat and any(a in text for text in said)}
         last = last_agent_text(messages)
-        asked = [i for i, f in enumerate(self.sim.facts) if i not in told and asked_for(f, last)]
+        if conditional:
+            acts = acts or read_acts(self.sim, messages, decision_tool=self.decision_tool)
+        # once the agent has recorded its decision, its wrap-up ("anything else about your
+        # request?") asks for no record: the user answers only a yes/no marked `repeat` (consent)
+        # and goes on with its script, instead of a fact out of place ("The branch gave me REQ-...")
+        decided = conditional and acts.decision is not None
+        asked = [i for i, f in enumerate(self.sim.facts)
+                 if i not in told and asked_for(f, last) and not (decided and not f.repeat)]
         if asked:
             return UserTurn(" ".join(answers[i] for i in asked))
         if conditional:
-            acts = acts or read_acts(self.sim, messages, decision_tool=self.decision_tool)
             line = next_line(self.sim, messages, acts)
             return UserTurn(line.text, "###STOP###" if line.ends else None, tactic=line.tactic)
         lines = self._lines()
