@@ -319,7 +319,8 @@ class Fact(Strict):
     """One thing the simulated user knows and says when the agent asks for it (ours).
 
     The scripted user answers `answer` when one of `asked_by` starts a word of the agent's last
-    message (case-insensitive), before its next scripted turn, once per fact. The LLM user's
+    message (case-insensitive), before its next scripted turn, once per fact (after the agent has
+    recorded its decision, a conditional script answers only `repeat` facts). The LLM user's
     prompt lists the same facts. The information-flow gate counts `answer` as said.
     """
 
