@@ -56,6 +56,21 @@ def test_agent_prompt_has_policy_and_contract_but_no_answer():
     assert "MINI-1.3" in prompt and "record_decision" in prompt and "2026-11-02T10:00:00+00:00" in prompt
     assert "SECRET-NOTE" not in prompt and s.scenario_id not in prompt
     assert "earlier contact" not in prompt  # the state patch is never printed
+    # our policies define the decision values; the generic glosses must not read as overriding them
+    assert "Decision values (where the policy defines them, its definitions govern):\n- ALLOW:" in prompt
+
+
+def test_an_original_folder_keeps_the_originals_decision_values_list():
+    import pytest
+
+    from conftest import NO_SAMPLE, SAMPLE
+
+    if not SAMPLE.is_dir():
+        pytest.skip(NO_SAMPLE)
+    sset = load_set(SAMPLE)
+    s, d = sset.resolve(sorted(sset.entries)[0])
+    prompt = system_prompt(s, d)
+    assert "Decision values:\n- ALLOW:" in prompt and "its definitions govern" not in prompt
 
 
 def _llm_user_configs(role_config=None, **task_args):

@@ -61,9 +61,13 @@ def task_text(scenario: Scenario, domain: Domain) -> str:
         "decision rests on and giving a short rationale. If you call it more than once, the "
         "last valid call is your decision."
     )
-    parts.append(
-        "Decision values:\n" + "\n".join(f"- {k}: {v}" for k, v in DECISION_GLOSS.items())
-    )
+    # our policies define the four values themselves (RETAIL-10.2: store credit instead of a
+    # refund is ALLOW-CONDITIONAL, though nothing is left pending); the one-line glosses must not
+    # read as overriding them (a blind play took "proceed only once conditions are met" literally).
+    # An original pi-bench folder keeps the original's list as it was.
+    head = "Decision values:" if domain.original_layout else (
+        "Decision values (where the policy defines them, its definitions govern):")
+    parts.append(head + "\n" + "\n".join(f"- {k}: {v}" for k, v in DECISION_GLOSS.items()))
     return "\n\n".join(parts)
 
 
