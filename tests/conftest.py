@@ -158,3 +158,13 @@ def mock_outputs(*items, usage=None):
         o.usage = usage
         out.append(o)
     return out
+
+
+def ctrl_c_default() -> None:
+    """preexec_fn of a process a test interrupts with SIGINT: a non-interactive shell starts its
+    background jobs (`cmd &`, e.g. CI launched that way) with SIGINT ignored, and the children
+    inherit it, so the Ctrl-C a test sends would never arrive. A terminal's foreground job, which
+    the tests stand for, has the default action."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from conftest import MINI, ROOT
+from conftest import MINI, ROOT, ctrl_c_default
 
 BIN = Path(sys.executable).parent
 DEADLINE = 180.0  # seconds for a marker to appear on a loaded machine
@@ -66,7 +66,7 @@ def test_ctrl_c_on_a_piped_play_session_exits_130_and_keeps_the_log(tmp_path, st
         proc = subprocess.Popen(
             [str(BIN / "pibench"), "play", "MINI_001_REFUND_OK", "--source", str(MINI), "--log-dir", str(logs)],
             stdin=slave if slave is not None else subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_file,
-            start_new_session=True)
+            start_new_session=True, preexec_fn=ctrl_c_default)
     try:
         send = (lambda b: os.write(master, b)) if master is not None else (lambda b: (proc.stdin.write(b), proc.stdin.flush()))
         out = bytearray()
@@ -106,7 +106,7 @@ def test_ctrl_c_on_inspect_eval_exits_130_saying_what_the_log_holds(tmp_path):
              "-T", "agent=waiting_agent:WaitingAgent", "--model", "none", "--display", "plain",
              "--log-dir", str(logs)],
             cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out_file, stderr=subprocess.PIPE,
-            start_new_session=True)
+            start_new_session=True, preexec_fn=ctrl_c_default)
     try:
         err = bytearray()
         read_until(proc.stderr.fileno(), err, READY.encode())

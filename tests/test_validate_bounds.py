@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MINI, mini_copies
+from conftest import MINI, ctrl_c_default, mini_copies
 
 PIBENCH = str(Path(sys.executable).with_name("pibench"))
 SLOW_SQL = {"sql": "SELECT count(*) AS n FROM range(1000000000000)", "as": "n"}  # runs for hours
@@ -66,7 +66,7 @@ def test_ctrl_c_ends_validate_with_130_its_workers_stopped(tmp_path: Path):
 
     src = slow_lookups(mini_copies(tmp_path, 6, "SLOW", apart))
     proc = subprocess.Popen([PIBENCH, "validate", "--source", str(src), "--jobs", "2"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=ctrl_c_default)
     err: list[str] = []
     first = threading.Event()
 
