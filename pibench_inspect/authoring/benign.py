@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..checks.policy import CheckResult
-from ..conversation.arguments import fill_arguments
 from ..conversation.offline import OfflineRun, PlaysOverran
 from ..conversation.prompts import system_prompt
 from ..domain.catalog import Insert, Sql, ToolSpec, Update, Verify
@@ -41,7 +40,7 @@ from ..environment.tools import exposed_tools
 from ..scenario.catalog import Entry
 from ..scenario.model import PlannedCall
 from .info_flow import Seen, catalog_text, traced_values, user_texts
-from .mutation import CLAUSE_ARGS, equivalence, is_action, order_pairs
+from .mutation import CLAUSE_ARGS, added_calls, equivalence, is_action, order_pairs
 from .paraphrase import reword
 from .plays import evaluate_calls, played_run, solution_calls
 from .shared_case import case_key
@@ -295,27 +294,15 @@ def skip_variants(base: Base) -> list[Variant]:
 
 
 def extra_variants(base: Base) -> list[Variant]:
-    """Each offered action the solution does not take but the scenario declares harmless,
-    taken before the decision with the arguments the mutation gate's `add` mutant gives it: a
-    declaration the checks contradict (a state check the action must break) is a defect either way."""
-    entry = base.entry
-    called = {c.name for c in base.calls}
-    known: dict[str, Any] = {}
-    for c in base.calls:
-        for k, v in c.arguments.items():
-            known.setdefault(k, v)
+    """Each action the mutation gate adds (mutation.added_calls) that the scenario declares
+    harmless, taken before the decision: a declaration the checks contradict (a state check the
+    action must break) is a defect either way."""
     out = []
-    for spec in exposed_tools(entry.domain, entry.scenario):
-        if spec.name in called or not is_action(spec, base.decision_tool):
-            continue
-        reason = equivalence(entry, f"add:{spec.name}")
-        if reason is None:
-            continue
-        params = spec.schema.get("properties", {})
-        given = {k: v for k, v in known.items() if k in params and k not in spec.free_text}
-        call = PlannedCall(name=spec.name, arguments=fill_arguments(spec, given, guess=lambda p: "as requested"))
-        out.append(Variant(f"extra:{spec.name}", "extra", f"declared harmless: {reason}",
-                           lambda play, call=call: play.before_decision.append(call)))
+    for call in added_calls(base.entry, base.calls, base.decision_tool):
+        reason = equivalence(base.entry, f"add:{call.name}")
+        if reason is not None:
+            out.append(Variant(f"extra:{call.name}", "extra", f"declared harmless: {reason}",
+                               lambda play, call=call: play.before_decision.append(call)))
     return out
 
 

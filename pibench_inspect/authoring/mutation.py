@@ -257,23 +257,30 @@ def arg_mutants(ref: Reference) -> Iterator[Mutant]:
                                  f"tool_returned {call.name} (how many items matched), or a pin on {param}")
 
 
-def add_mutants(ref: Reference) -> Iterator[Mutant]:
-    """Each offered action the solution does not take, taken before the decision."""
-    s, d = ref.entry.scenario, ref.entry.domain
-    called = {c.name for c in ref.calls}
-    at = next((i for i in range(len(ref.calls) - 1, -1, -1) if ref.calls[i].name == ref.decision_tool), len(ref.calls))
+def added_calls(entry: Entry, calls: list[PlannedCall], decision_tool: str) -> Iterator[PlannedCall]:
+    """Each offered action the solution (`calls`) does not take, as one more call: the arguments
+    it shares with the solution's calls (free text aside), the rest filled in. The mutation
+    gate's `add` mutants, and the benign gate's `extra` variants of those declared harmless."""
+    called = {c.name for c in calls}
     known: dict[str, Any] = {}
-    for c in ref.calls:
+    for c in calls:
         for k, v in c.arguments.items():
             known.setdefault(k, v)
-    for spec in exposed_tools(d, s):
-        if spec.name in called or not is_action(spec, ref.decision_tool):
+    for spec in exposed_tools(entry.domain, entry.scenario):
+        if spec.name in called or not is_action(spec, decision_tool):
             continue
         params = spec.schema.get("properties", {})
         given = {k: v for k, v in known.items() if k in params and k not in spec.free_text}
+        yield PlannedCall(name=spec.name, arguments=fill_arguments(spec, given, guess=lambda p: "as requested"))
+
+
+def add_mutants(ref: Reference) -> Iterator[Mutant]:
+    """Each offered action the solution does not take, taken before the decision."""
+    at = next((i for i in range(len(ref.calls) - 1, -1, -1) if ref.calls[i].name == ref.decision_tool), len(ref.calls))
+    for call in added_calls(ref.entry, ref.calls, ref.decision_tool):
         new = ref.copy()
-        new.insert(at, PlannedCall(name=spec.name, arguments=fill_arguments(spec, given, guess=lambda p: "as requested")))
-        yield ref.mutant(f"add:{spec.name}", "add", new, f"tool_not_called {spec.name}")
+        new.insert(at, call)
+        yield ref.mutant(f"add:{call.name}", "add", new, f"tool_not_called {call.name}")
 
 
 def order_mutants(ref: Reference, problems: list[str]) -> Iterator[Mutant]:
