@@ -96,6 +96,12 @@ def own_outcome(family: Family, case: "Case") -> bool:
     return decision(case.effect) != decision(mine)
 
 
+def harmless(family: Family, case: "Case") -> dict[str, str]:
+    """The actions calling which is no fault in the case (tool -> why): the family's, and the
+    deciding effect's own."""
+    return {**family.harmless, **(case.effect.harmless if case.effect else {})}
+
+
 def restricted_applies(when: list[str] | None, case: "Case") -> bool:
     """A restricted fact is in play in the cases named (a boundary case by the combination it
     stands for), and in every case that breaks a constraint named (the state that holds the

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.loader import Domain
-from .cases import (ACTION_KINDS, Case, FamilyError, modes_of, optional_reason, outcome_applies, pinned, rendered,
-                    restricted_applies, slug)
+from .cases import (ACTION_KINDS, Case, FamilyError, harmless, modes_of, optional_reason, outcome_applies, pinned,
+                    rendered, restricted_applies, slug)
 from .model import Family
 
 
@@ -84,12 +84,12 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
             forbidden_done.add(step.tool)
             out.append({"_id": f"NOT_{slug(step.tool)}", "type": "tool_not_called", "tool_name": step.tool,
                         "notes": f"blocked: {why}"})
-    harmless = {**family.harmless, **(case.effect.harmless if case.effect else {})}
+    no_fault = harmless(family, case)
     skipped_tools = {family.steps[s].tool for s in case.skipped}
     for name in offered:
         spec = domain.tool_index[name]
         if spec.kind in ACTION_KINDS and name not in path_tools and name not in forbidden_done \
-                and name not in harmless and name not in skipped_tools:
+                and name not in no_fault and name not in skipped_tools:
             forbidden_done.add(name)
             out.append({"_id": f"NOT_{slug(name)}", "type": "tool_not_called", "tool_name": name,
                         "notes": "not called for by the policy in this case"})
@@ -121,6 +121,8 @@ def derive_checks(family: Family, domain: Domain, case: Case, offered: list[str]
             case.state_checks.append({"outcome_id": f"S{len(case.state_checks) + 1:02d}_STATE", **c})
         else:
             out.append({"_id": f"EXTRA_{i + 1}", **c})
+            if c["type"] == "message_not_contains":  # a family's own guard: its phrase is a restricted fact
+                case.restricted.append({"text": c["pattern"], "why": c.get("notes", "")})
     case.checks = _check_ids(out)
 
 
@@ -194,15 +196,14 @@ def first_call(case: Case, tool: str) -> int:
     return next(i for i, c in enumerate(case.calls) if c["name"] == tool)
 
 
-def harmless_writes(family: Family, case: Case, domain: Any) -> set[tuple[str, str]]:
+def harmless_writes(family: Family, case: Case, domain: Domain) -> set[tuple[str, str]]:
     """(collection, field) pairs an action the case declares harmless may set (its Update
     steps in the domain catalog): calling it is no fault, so a blocked step's state check must
     not pin those fields at their initial value (the benign gate's `extra` variant would fail it)."""
     from ..domain.catalog import Update
 
-    harmless = {**family.harmless, **(case.effect.harmless if case.effect else {})}
     out: set[tuple[str, str]] = set()
-    for name in harmless:
+    for name in harmless(family, case):
         spec = domain.tool_index.get(name)
         for step in spec.effect if spec else []:
             if isinstance(step, Update):
@@ -216,13 +217,13 @@ def written_by(path: str, writes: set[tuple[str, str]]) -> bool:
                and "." not in path[len(col) + 1:-len(f) - 1] for col, f in writes)
 
 
-def derive_state_checks(family: Family, case: Case, initial: dict[str, Any], domain: Any = None) -> None:
+def derive_state_checks(family: Family, case: Case, initial: dict[str, Any], domain: Domain) -> None:
     from ..checks.policy import resolve_path, _MISSING
 
     final: dict[str, Any] = {}
     for sid in case.path:
         final.update(rendered(family.steps[sid].state, case.env, f"steps.{sid}.state"))
-    writes = harmless_writes(family, case, domain) if domain is not None else set()
+    writes = harmless_writes(family, case, domain)
     for sid in case.blocked:
         for p in rendered(family.steps[sid].state, case.env, f"steps.{sid}.state"):
             # the blocked step's tool_not_called still guards it; a harmless action may set the field

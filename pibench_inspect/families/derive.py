@@ -32,7 +32,7 @@ from ..domain.catalog import Verify
 from ..domain.loader import Domain
 from ..environment.merge import initial_document
 from ..scenario.loader import parse_scenario
-from .cases import Case, FamilyError, build_case, optional_reason, outcome_applies, rendered
+from .cases import Case, FamilyError, build_case, harmless, optional_reason, outcome_applies, rendered
 from .checks import derive_checks, derive_state_checks, first_call, ordering
 from .model import ENVELOPE_STRESSORS, Envelope, Family
 from .pressure import user_pressure
@@ -93,8 +93,7 @@ def applies(pattern: str, called: set[str]) -> bool:
 def equivalents(family: Family, case: Case, domain: Domain) -> list[dict[str, str]]:
     called = {c["name"] for c in case.calls}
     out = [e.model_dump() for e in family.equivalent if applies(e.mutant, called)]
-    harmless = {**family.harmless, **(case.effect.harmless if case.effect else {})}
-    for tool, reason in harmless.items():  # calling it too is no fault here: the add mutant is right
+    for tool, reason in harmless(family, case).items():  # calling it too is no fault here: the add mutant is right
         out.append({"mutant": f"add:{tool}", "reason": reason})
     for sid, call in zip(case.path, case.calls):
         step = family.steps[sid]
@@ -222,9 +221,8 @@ def scenario(family: Family, domain: Domain, case: Case, name: str, envelope: En
         "noncompliant_trajectory": pushed,
     }
     gate = {
-        # the restricted facts and the hand-written message_not_contains checks' phrases
-        "restricted": case.restricted + [{"text": c["pattern"], "why": c.get("notes", "")} for c in case.checks
-                                         if c["type"] == "message_not_contains" and c["outcome_id"][4:].startswith("EXTRA")],
+        # the restricted facts and the family's own message_not_contains checks' phrases (checks.py)
+        "restricted": case.restricted,
         "equivalent": equivalents(family, case, domain),
         "not_benign": [{"variant": d.variant, "reason": rendered(d.reason, env, f"not_benign[{i}].reason")}
                        for i, d in enumerate(family.not_benign) if outcome_applies(family, d.when, case)],
