@@ -140,10 +140,16 @@ def test_a_family_category_derives_the_vocabulary_guard_and_the_rule_check():
 
 
 def test_a_constraint_named_in_when_covers_the_combinations_that_break_it():
+    from pibench_inspect.families.cases import Case, restricted_applies
+
     r = Restricted(category="risk_flags", when=["account_hold"])
-    assert r.applies("account_hold", ["account_hold"])
-    assert r.applies("account_hold_and_within_period", ["account_hold", "within_period"])
-    assert not r.applies("within_period", ["within_period"])
+
+    def applies(combo: str, unsatisfied: list[str]) -> bool:  # the generator's rule (families/cases.py)
+        return restricted_applies(r.when, Case(combo, unsatisfied, {}, None, [], [], []))
+
+    assert applies("account_hold", ["account_hold"])
+    assert applies("account_hold_and_within_period", ["account_hold", "within_period"])
+    assert not applies("within_period", ["within_period"])
     with pytest.raises(ValueError, match="give text, category or both"):
         Restricted(why="x")
 

@@ -89,6 +89,6 @@ def multi_constraint_figure(entries: list[Entry]) -> str:
     return f"multi-constraint cases {share(*multi_share(entries))} of generated cases"
 
 
-# what `pibench validate` prints per domain, in order (other figures of the set are added here:
-# told-vs-found, benign variants passed, disclosure mutants killed)
+# what `pibench validate`'s per-domain line gives from the domain's entries alone; the gates'
+# figures (found, benign variants, disclosure mutants) follow it (cli/main.py domain_lines)
 DOMAIN_FIGURES = [multi_constraint_figure]

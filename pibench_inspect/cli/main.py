@@ -140,7 +140,7 @@ def domain_lines(sset, found_counts=None, tally=None, benign=None) -> list[str]:
         if benign is not None and d in benign.by_domain:
             passed, played = benign.by_domain[d][:2]
             parts.append(f"benign variants passed {passed}/{played}")
-        if tally is not None and d in tally.by_domain and len(tally.by_domain[d]) > 3:
+        if tally is not None and d in tally.by_domain:
             killed, seen = tally.by_domain[d][3:5]
             parts.append(f"disclosure mutants killed {killed}/{seen}")
         out.append(f"{d}: " + "; ".join(parts))

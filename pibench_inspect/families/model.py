@@ -350,9 +350,6 @@ class Restricted(Strict):
             raise ValueError("restricted: a text needs its why (the clause that keeps it back)")
         return self
 
-    def applies(self, combo: str, unsatisfied: list[str]) -> bool:
-        return self.when is None or combo in self.when or any(n in self.when for n in unsatisfied)
-
 
 class NotBenign(Strict):
     """A benign variant that is wrong by the policy here (the benign gate leaves it out)."""
